@@ -1,0 +1,50 @@
+# TideSQL: the two commands are `make run` and `make test`. Everything else is a step of
+# theirs. CMake does the building; this file installs what is missing and wires steps.
+SHELL := /bin/bash
+.DEFAULT_GOAL := build
+
+ASAN ?= 0
+JOBS ?= $(shell nproc)
+DEPS_DIR := $(CURDIR)/.deps
+HEADERS_DIR := $(DEPS_DIR)/mariadb-headers
+ifeq ($(ASAN),1)
+BUILD_DIR ?= $(CURDIR)/build-asan
+CMAKE_FLAGS := -DASAN=ON -DWITH_PLUGIN=OFF -DCMAKE_BUILD_TYPE=Debug
+else
+BUILD_DIR ?= $(CURDIR)/build
+CMAKE_FLAGS := -DMARIADB_HEADERS_DIR=$(HEADERS_DIR)
+endif
+
+.PHONY: deps headers configure build test run stop clean format bench-kv
+
+deps:
+	@scripts/install-deps.sh
+
+headers: deps
+	@scripts/mariadb-headers.sh $(HEADERS_DIR)
+
+configure: headers
+	@cmake -S . -B $(BUILD_DIR) $(CMAKE_FLAGS) >/dev/null
+
+build: configure
+	@cmake --build $(BUILD_DIR) -j$(JOBS)
+
+# Unit tests (CTest) and the engine's mysql-test-run suite; one summary line at the end.
+test: build
+	@ASAN=$(ASAN) scripts/test.sh $(BUILD_DIR)
+
+# Starts a MariaDB server with ha_tidesdb.so loaded (data under var/), prints how to connect.
+run: build
+	@scripts/server.sh start $(BUILD_DIR)
+
+stop:
+	@scripts/server.sh stop
+
+bench-kv: build
+	@scripts/bench-kv.sh $(BUILD_DIR)
+
+format:
+	@git ls-files '*.h' '*.cc' | xargs clang-format -i
+
+clean:
+	rm -rf $(CURDIR)/build $(CURDIR)/build-asan

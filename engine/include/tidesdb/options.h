@@ -1,0 +1,120 @@
+// Options: every tunable of the library, each default written beside its field.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "tidesdb/slice.h"
+
+namespace tidesdb {
+
+class Env;
+class Snapshot;
+
+// When a commit's WAL record becomes durable. In every mode the record has reached the
+// operating system (write(2)) before the commit returns, so a killed process loses nothing
+// acknowledged; only a power loss can cost the unsynced suffix in kNone / kInterval.
+enum class SyncMode : uint8_t {
+  kNone = 0,      // never fsync on commit (the OS writes back when it likes)
+  kInterval = 1,  // a background thread fsyncs the WAL every sync_interval_micros
+  kFull = 2,      // fsync (group-committed) before the commit is acknowledged
+};
+
+enum class CompressionType : uint8_t {
+  kNone = 0,
+  kSnappy = 1,
+  kLZ4 = 2,
+  kZstd = 3,
+};
+
+enum class LogLevel : uint8_t { kDebug = 0, kInfo, kWarn, kError, kFatal, kNone };
+
+// Per column family. Stored in the manifest when the CF is created; Open does not need
+// them again.
+struct ColumnFamilyOptions {
+  // Memtable size at which this CF's memtable is frozen and flushed, when the database
+  // runs per-CF memtables (Options::unified_memtable == false).
+  size_t write_buffer_size = 64 << 20;
+  // Target uncompressed size of a key-log data block.
+  size_t block_size = 16 << 10;
+  // Keys between restart points inside a block (prefix compression resets there).
+  int block_restart_interval = 16;
+  // Bloom filter false-positive rate per SSTable; 0 disables the filter.
+  double bloom_fpr = 0.01;
+  // Values of at least this many bytes are written to the value log; the key log keeps a
+  // pointer, so compaction moves keys and never these values.
+  size_t value_threshold = 1024;
+  CompressionType compression = CompressionType::kLZ4;
+  // Key-log index layout. false: a single sorted index block of fence pointers (one entry
+  // per data block). true is reserved for a multi-level B+tree index; see ARCHITECTURE.md.
+  bool use_btree = false;
+
+  // Compaction and back-pressure (used by the compaction scheduler).
+  int l1_file_count_trigger = 4;          // L0 files that trigger a compaction into L1
+  int l0_queue_stall_threshold = 20;      // L0 files + immutable memtables before writes stall
+  uint64_t level_size_base = 256ull << 20;  // target size of the first non-L0 level
+  int level_size_multiplier = 10;
+  int max_levels = 7;
+  double tombstone_density_trigger = 0.5;   // fraction of tombstones that forces compaction
+  uint64_t tombstone_density_min_entries = 10000;
+  // Default time-to-live for entries of this CF, seconds; 0 = never expire.
+  uint64_t default_ttl_seconds = 0;
+};
+
+// Per database.
+struct Options {
+  Env* env = nullptr;  // nullptr means Env::Default()
+  bool create_if_missing = true;
+  bool error_if_exists = false;
+  // Verify every checksum of every block read (always on for recovery).
+  bool paranoid_checks = true;
+
+  // One memtable for all column families, split into per-CF SSTables at flush. Best when
+  // there are many small column families (SQL tables and indexes).
+  bool unified_memtable = true;
+  size_t unified_memtable_write_buffer_size = 64 << 20;
+
+  // WAL sync mode of commits that do not override it (WriteOptions::sync_mode).
+  SyncMode sync_mode = SyncMode::kFull;
+  uint64_t sync_interval_micros = 128000;  // kInterval: WAL fsync period
+
+  size_t block_cache_size = 64 << 20;  // bytes; hard bound on cached (decompressed) blocks
+  int max_open_sstables = 512;         // open-file cache bound (key logs + value logs)
+  int flush_threads = 2;
+  int compaction_threads = 2;
+  // Memtables (active + immutable) may use at most this much; writers are slowed, then
+  // briefly stalled, while flushes catch up. 0 = no bound beyond the write buffers.
+  uint64_t max_memory_usage = 0;
+  LogLevel log_level = LogLevel::kInfo;
+
+  // Column family options for the "default" CF and for CreateColumnFamily callers that
+  // pass none.
+  ColumnFamilyOptions default_cf_options;
+};
+
+struct ReadOptions {
+  // Read as of this snapshot; nullptr = the latest committed state when the read starts.
+  const Snapshot* snapshot = nullptr;
+  // Iterator bounds, user keys. Keys < lower_bound or >= upper_bound are never returned,
+  // and the iterator does not read past them. Empty pointer = unbounded. The bytes must
+  // outlive the iterator.
+  const Slice* lower_bound = nullptr;
+  const Slice* upper_bound = nullptr;
+  bool verify_checksums = true;
+  bool fill_cache = true;  // false for scans that should not evict the working set
+};
+
+struct WriteOptions {
+  // Overrides the database's sync mode (Options::sync_mode) for this commit when set.
+  std::optional<SyncMode> sync_mode;
+  // Skip the WAL entirely (data is lost on crash until flushed). For bulk loads only.
+  bool disable_wal = false;
+};
+
+struct FlushOptions {
+  bool wait = true;  // return after the flush is durable in the manifest
+};
+
+}  // namespace tidesdb
