@@ -1,0 +1,39 @@
+// InternalIterator: ordered iteration over internal keys (user key + trailer, see
+// db/dbformat.h), as produced by memtables, SSTable blocks, whole SSTables and the merge of
+// many of them. Unlike the public Iterator it shows every version and every tombstone;
+// db/db_iter.h turns it into the user's view at a snapshot.
+//
+// Contract: key() and value() stay valid until the next move. Seek/SeekForPrev take an
+// internal key. After an error Valid() is false and status() says why.
+#pragma once
+
+#include "tidesdb/slice.h"
+#include "tidesdb/status.h"
+
+namespace tidesdb {
+
+class InternalIterator {
+ public:
+  InternalIterator() = default;
+  InternalIterator(const InternalIterator&) = delete;
+  InternalIterator& operator=(const InternalIterator&) = delete;
+  virtual ~InternalIterator() = default;
+
+  virtual bool Valid() const = 0;
+  virtual void SeekToFirst() = 0;
+  virtual void SeekToLast() = 0;
+  // First entry whose internal key is >= target.
+  virtual void Seek(Slice target) = 0;
+  // Last entry whose internal key is <= target.
+  virtual void SeekForPrev(Slice target) = 0;
+  virtual void Next() = 0;
+  virtual void Prev() = 0;
+  virtual Slice key() const = 0;
+  virtual Slice value() const = 0;
+  virtual Status status() const = 0;
+};
+
+// An iterator over nothing, or one that only reports an error.
+InternalIterator* NewEmptyInternalIterator(Status status = Status::OK());
+
+}  // namespace tidesdb
