@@ -47,7 +47,8 @@ class WritableFile {
   // Makes appended bytes durable (fdatasync). Implies Flush().
   virtual Status Sync() = 0;
   virtual Status Close() = 0;
-  // Bytes appended so far.
+  // Bytes appended so far; for a file from NewAppendableFile, its size at open plus the
+  // bytes appended since (so Size() is the file offset the next Append writes at).
   virtual uint64_t Size() const = 0;
 };
 
@@ -97,6 +98,8 @@ class Env {
 
   virtual Status LockFile(const std::string& fname, std::unique_ptr<FileLock>* lock) = 0;
 
+  // Wall-clock microseconds since the Unix epoch (CLOCK_REALTIME), so values compare with
+  // TTL expiry times stored on disk. Can jump when the system clock is set.
   virtual uint64_t NowMicros() = 0;
   virtual void SleepForMicros(uint64_t micros) = 0;
 };

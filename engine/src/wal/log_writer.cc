@@ -1,0 +1,124 @@
+#include "wal/log_writer.h"
+
+#include <cstring>
+
+#include "util/coding.h"
+#include "util/crc32c.h"
+
+namespace tidesdb {
+
+namespace {
+// A buffer grown for one huge record is released afterwards, so a writer's steady-state
+// memory does not stay at its largest record.
+constexpr size_t kMaxRetainedBuffer = 4 << 20;
+
+void EncodeFileHeader(LogKind kind, uint64_t log_number, char* dst) {
+  std::memcpy(dst, LogMagic(kind), kLogMagicSize);
+  EncodeFixed32(dst + kLogMagicSize, kLogFormatVersion);
+  EncodeFixed64(dst + kLogMagicSize + 4, log_number);
+  const size_t covered = kFileHeaderSize - 4;
+  EncodeFixed32(dst + covered, crc32c::Mask(crc32c::Value(dst, covered)));
+}
+}  // namespace
+
+LogWriter::LogWriter(std::unique_ptr<WritableFile> file, LogKind kind, uint64_t log_number, bool write_header)
+    : file_(std::move(file)),
+      kind_(kind),
+      log_number_(log_number),
+      header_pending_(write_header),
+      size_(file_->Size() + (write_header ? kFileHeaderSize : 0)) {}
+
+LogWriter::~LogWriter() { Close(); }
+
+Status LogWriter::Validate(uint8_t type, Slice payload) const {
+  if (type == 0) return Status::InvalidArgument("log record type 0 is reserved");
+  if (payload.size() > kMaxRecordPayload) {
+    return Status::InvalidArgument("log record too large", std::to_string(payload.size()) + " bytes");
+  }
+  return Status::OK();
+}
+
+void LogWriter::AppendFrame(uint8_t type, Slice payload) {
+  char header[kRecordHeaderSize];
+  const char type_byte = static_cast<char>(type);
+  uint32_t crc = crc32c::Extend(crc32c::Value(&type_byte, 1), payload.data(), payload.size());
+  EncodeFixed32(header, crc32c::Mask(crc));
+  EncodeFixed32(header + 4, static_cast<uint32_t>(payload.size()));
+  header[8] = type_byte;
+  buf_.append(header, kRecordHeaderSize);
+  buf_.append(payload);
+}
+
+// Hands buf_ to the file in one Append; a failure is sticky (see log_writer.h).
+Status LogWriter::Write() {
+  Status s = file_->Append(buf_);
+  if (s.ok()) {
+    header_pending_ = false;
+  } else {
+    error_ = s;
+  }
+  if (buf_.capacity() > kMaxRetainedBuffer) {
+    std::string().swap(buf_);
+  } else {
+    buf_.clear();
+  }
+  return s;
+}
+
+Status LogWriter::AddRecord(uint8_t type, Slice payload) {
+  const Record record{type, payload};
+  return AddRecords(std::span<const Record>(&record, 1));
+}
+
+Status LogWriter::AddRecords(std::span<const Record> records) {
+  if (closed_) return Status::IOError("log writer is closed");
+  if (!error_.ok()) return error_;
+  size_t total = header_pending_ ? kFileHeaderSize : 0;
+  for (const Record& r : records) {
+    Status s = Validate(r.type, r.payload);
+    if (!s.ok()) return s;
+    total += kRecordHeaderSize + r.payload.size();
+  }
+  if (total == 0) return Status::OK();
+  buf_.clear();
+  buf_.reserve(total);
+  uint64_t new_size = size_;
+  if (header_pending_) {
+    char header[kFileHeaderSize];
+    EncodeFileHeader(kind_, log_number_, header);
+    buf_.append(header, kFileHeaderSize);
+  }
+  for (const Record& r : records) {
+    AppendFrame(r.type, r.payload);
+    new_size += kRecordHeaderSize + r.payload.size();
+  }
+  Status s = Write();
+  if (s.ok()) size_ = new_size;
+  return s;
+}
+
+Status LogWriter::Sync() {
+  if (closed_) return Status::IOError("log writer is closed");
+  if (!error_.ok()) return error_;
+  if (header_pending_) {
+    Status s = AddRecords({});
+    if (!s.ok()) return s;
+  }
+  Status s = file_->Sync();
+  if (!s.ok()) error_ = s;
+  return s;
+}
+
+Status LogWriter::Close() {
+  if (closed_) return error_;
+  Status s;
+  if (error_.ok() && header_pending_) s = AddRecords({});
+  closed_ = true;
+  Status cs = file_->Close();
+  if (!error_.ok()) return error_;
+  if (!s.ok()) return s;
+  if (!cs.ok()) error_ = cs;
+  return cs;
+}
+
+}  // namespace tidesdb

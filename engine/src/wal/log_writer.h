@@ -1,0 +1,84 @@
+// LogWriter: appends framed records (log_format.h) to a WAL or manifest file.
+//
+// Every AddRecord / AddRecords call hands its bytes to the file in exactly one Append, so
+// with an unbuffered file (EnvOptions::buffered_writes = false) a record reaches the
+// operating system in one write(2): a killed process leaves whole records or a torn tail,
+// and a concurrent kill cannot interleave two records.
+//
+// Errors are sticky: after a failed Append the file may end in a partial record, and after
+// a failed Sync the kernel may have dropped dirty pages, so the writer refuses every later
+// AddRecord / AddRecords / Sync with the first error. To continue, truncate the file to
+// size() (the end of the last record that was written completely) and open a new writer
+// with write_header = false, or start a new log.
+//
+// Not thread-safe: one thread (the group-commit leader) uses a writer at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "tidesdb/env.h"
+#include "tidesdb/slice.h"
+#include "tidesdb/status.h"
+#include "wal/log_format.h"
+
+namespace tidesdb {
+
+class LogWriter {
+ public:
+  struct Record {
+    uint8_t type;   // nonzero
+    Slice payload;  // at most kMaxRecordPayload bytes
+  };
+
+  // With write_header, the file is new (empty) and the file header is written in front of
+  // the first record (or by the first Sync / Close), in the same Append. Call Sync() once
+  // right after creating a log if the header must be durable before any record: a torn
+  // file header is reported as corruption, a torn record as a torn tail.
+  // Without write_header, file continues an existing log (Env::NewAppendableFile) whose
+  // header and records end exactly at file->Size() (truncate a torn tail first).
+  LogWriter(std::unique_ptr<WritableFile> file, LogKind kind, uint64_t log_number, bool write_header = true);
+  ~LogWriter();
+
+  LogWriter(const LogWriter&) = delete;
+  LogWriter& operator=(const LogWriter&) = delete;
+
+  // Frames one record and appends it. InvalidArgument for type 0 or an oversized payload
+  // (the writer stays usable).
+  Status AddRecord(uint8_t type, Slice payload);
+  // Frames all records into one buffer and appends it at once (group commit). Either all
+  // records are validated and appended, or none is appended.
+  Status AddRecords(std::span<const Record> records);
+
+  // Makes everything appended so far durable (WritableFile::Sync).
+  Status Sync();
+  // Writes a pending header, flushes and closes the file. Idempotent. Returns the sticky
+  // error, if any, after closing.
+  Status Close();
+
+  // The log's size once everything accepted so far is written: the end offset of the
+  // last complete record (including a header not yet written).
+  uint64_t size() const { return size_; }
+  uint64_t log_number() const { return log_number_; }
+  LogKind kind() const { return kind_; }
+  // The first error seen (OK while healthy).
+  const Status& status() const { return error_; }
+
+ private:
+  Status Validate(uint8_t type, Slice payload) const;
+  void AppendFrame(uint8_t type, Slice payload);
+  Status Write();
+
+  std::unique_ptr<WritableFile> file_;
+  const LogKind kind_;
+  const uint64_t log_number_;
+  bool header_pending_;
+  bool closed_ = false;
+  uint64_t size_;
+  Status error_;
+  std::string buf_;  // frames of the current Append; reused between calls
+};
+
+}  // namespace tidesdb
