@@ -1,0 +1,115 @@
+// MemTable: the in-memory write buffer. Every write lands here (after the WAL) and stays
+// until the memtable is frozen and flushed to SSTables.
+//
+// One class serves both memtable modes: in unified mode one memtable holds the entries of
+// every column family (split into per-CF SSTables at flush); in per-CF mode each CF has
+// its own and only that CF's id ever appears in it.
+//
+// Entry format, version 1 (one per Add, in the arena, inside its skip-list node):
+//
+//   varint32  cf_key_length
+//   char[]    cf_key  = fixed32 BIG-ENDIAN cf_id  +  internal key (db/dbformat.h:
+//                       user key + fixed64 trailer of (sequence << 8 | type))
+//   varint32  value_length
+//   char[]    value
+//
+// Order: cf_id ascending (big-endian bytes sort numerically), then CompareInternalKey.
+// So each CF's entries are one contiguous run, in internal-key order.
+//
+// Thread safety: Add may run in many threads at once, and concurrently with Get,
+// iterators and every accessor. Nothing is ever removed. Entries added by a thread are
+// visible to any read that starts after its Add returns; a read running concurrently
+// with an Add may or may not see that entry, never a part of it.
+//
+// The DB holds memtables by std::shared_ptr; a memtable must outlive every iterator it
+// created and every value Slice that Get returned.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "db/dbformat.h"
+#include "memtable/arena.h"
+#include "memtable/skiplist.h"
+#include "tidesdb/slice.h"
+#include "util/internal_iterator.h"
+
+namespace tidesdb {
+
+class MemTable {
+ public:
+  // arena_block_size: see Arena. A smaller block suits many small per-CF memtables.
+  explicit MemTable(size_t arena_block_size = Arena::kDefaultBlockSize);
+  MemTable(const MemTable&) = delete;
+  MemTable& operator=(const MemTable&) = delete;
+
+  // Adds an entry. Requires seq <= kMaxSequence, and user key and value each shorter than
+  // 4 GiB - 16 bytes (the DB bounds both long before). (cf_id, user_key, seq, type) must
+  // be new: internal keys are unique; re-adding an existing one is ignored (the first
+  // value stays and the counters do not change).
+  void Add(uint32_t cf_id, SequenceNumber seq, ValueType type, Slice user_key, Slice value);
+
+  // Finds the newest entry of (cf_id, user_key) with sequence <= snapshot. Returns true if
+  // there is one, whatever its type (a deletion too); then *type is its type and *value
+  // its value, pointing into the memtable. Returns false if this memtable knows nothing
+  // of the key at that snapshot (the caller then looks further down).
+  bool Get(uint32_t cf_id, Slice user_key, SequenceNumber snapshot, ValueType* type, Slice* value) const;
+
+  // Iterates the entries of one CF in internal-key order; key() is the internal key
+  // (without the cf prefix), value() the value. Every position is inside the CF: moving
+  // past either end, Seek past its last key or SeekForPrev before its first key leaves
+  // the iterator invalid. Seek / SeekForPrev take internal keys; a target shorter than a
+  // trailer is taken as a bare user key (Seek: its newest version, SeekForPrev: its
+  // oldest). status() is always OK.
+  std::unique_ptr<InternalIterator> NewIterator(uint32_t cf_id) const;
+
+  // Ids of the CFs that have entries, ascending. Kept at insert time (no scan).
+  std::vector<uint32_t> ColumnFamilies() const;
+  // Entries of one CF (deletions included), and of those the deletions (kDeletion).
+  uint64_t NumEntries(uint32_t cf_id) const;
+  uint64_t NumDeletions(uint32_t cf_id) const;
+
+  // Bytes the memtable holds (its arena's blocks): the measure of "full".
+  size_t ApproximateMemoryUsage() const { return arena_.MemoryUsage(); }
+  // Entries of all CFs.
+  uint64_t num_entries() const { return num_entries_.load(std::memory_order_relaxed); }
+  bool empty() const { return num_entries() == 0; }
+  // Smallest / largest sequence added so far; both 0 while empty.
+  SequenceNumber smallest_sequence() const;
+  SequenceNumber largest_sequence() const { return largest_sequence_.load(std::memory_order_relaxed); }
+
+ private:
+  // Orders entries as stated at the top of this file.
+  struct EntryComparator {
+    int operator()(const char* a, const char* b) const;
+  };
+  // Per-CF counters, one per CF, kept in their own small skip list (also in the arena),
+  // so finding a CF's counters takes no lock and ColumnFamilies() comes out sorted.
+  struct CfStats {
+    uint32_t cf_id;  // first member: CfStatsComparator reads it from the entry's start
+    std::atomic<uint64_t> entries{0};
+    std::atomic<uint64_t> deletions{0};
+  };
+  struct CfStatsComparator {
+    int operator()(const char* a, const char* b) const;
+  };
+  using Table = SkipList<EntryComparator>;
+  using CfStatsList = SkipList<CfStatsComparator>;
+  class Iterator;
+
+  CfStats* FindCfStats(uint32_t cf_id) const;
+  CfStats* FindOrAddCfStats(uint32_t cf_id);
+
+  Arena arena_;
+  Table table_;
+  CfStatsList cf_stats_;
+  std::atomic<uint64_t> num_entries_{0};
+  // UINT64_MAX while empty (smallest_sequence() then reports 0).
+  std::atomic<SequenceNumber> smallest_sequence_{UINT64_MAX};
+  std::atomic<SequenceNumber> largest_sequence_{0};
+};
+
+}  // namespace tidesdb

@@ -1,0 +1,323 @@
+// SkipList: the concurrent ordered index of a memtable.
+//
+// Entries are opaque byte strings ordered by a Comparator, a copyable function object
+//   int operator()(const char* a, const char* b) const   // <0, 0, >0
+// that must find everything it needs (lengths included) inside the entries themselves.
+// The list never deletes: a memtable only grows, and its memory goes away with its arena.
+//
+// Concurrency contract:
+//   * Insert may run in many threads at once, and concurrently with every reader.
+//   * Readers (Contains, Iterator) take no lock: every link is read with an acquire load,
+//     and a node is published by a release CAS only after its entry and its own links are
+//     written, so a reader that reaches a node sees it whole.
+//   * An entry, once visible to a reader, stays visible (nothing is ever unlinked).
+//   * The Arena and the list must outlive every iterator.
+//
+// Insertion is lock-free: a thread finds the predecessor/successor pair ("splice") at
+// every level, then links the node level by level from the bottom up, each level with one
+// CAS on the predecessor's link. A failed CAS means another node landed in the same gap;
+// the thread searches again from the same predecessor, at that level only. Level 0 is the
+// list proper; the upper levels are only shortcuts, so a node is "in" the list as soon as
+// its level-0 CAS succeeds.
+//
+// Node layout (one arena allocation, no separate key allocation):
+//
+//   [link height-1] ... [link 1] [link 0] [entry bytes ...]
+//                                ^ Node*  ^ entry pointer (Node* + 8)
+//
+// Links above level 0 lie *before* the node address, so the entry starts right after the
+// level-0 link at a fixed offset whatever the node's height, and the comparisons of a
+// search touch one cache line per node instead of chasing a key pointer.
+#pragma once
+
+#include <atomic>
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+#include <new>
+
+#include "memtable/arena.h"
+
+namespace tidesdb {
+
+// A node height in [1, max_height]: height h+1 follows h with probability 1 / branching.
+// Per-thread generator (skiplist.cc): concurrent inserters share no state here.
+int SkipListRandomHeight(int max_height, int branching);
+
+template <typename Comparator>
+class SkipList {
+ public:
+  static constexpr int kMaxHeight = 12;
+  static constexpr int kBranching = 4;  // a node reaches level h+1 with probability 1/4
+
+  // The arena is borrowed and must outlive the list.
+  SkipList(Comparator compare, Arena* arena);
+  SkipList(const SkipList&) = delete;
+  SkipList& operator=(const SkipList&) = delete;
+
+  // Returns room for an entry of `size` bytes (aligned to 8) inside a new, unlinked node.
+  // The caller writes the entry there, then passes the same pointer to Insert, once.
+  // Thread-safe.
+  char* AllocateEntry(size_t size);
+
+  // Links the entry returned by AllocateEntry. Returns false, linking nothing, if an equal
+  // entry (comparator == 0) is already in the list; the node's memory is then simply
+  // unused. Thread-safe with other Inserts and with readers.
+  bool Insert(const char* entry);
+
+  // True if an entry equal to `key` is in the list. `key` need only be an entry-shaped
+  // lookup key that the comparator accepts.
+  bool Contains(const char* key) const;
+
+  // A position in the list. Cheap to create; not itself thread-safe (one per thread), but
+  // it may be used while other threads insert: it then sees some of their entries.
+  class Iterator {
+   public:
+    explicit Iterator(const SkipList* list) : list_(list) {}
+
+    bool Valid() const { return node_ != nullptr; }
+    // The entry at the current position. Requires Valid(). Valid as long as the arena.
+    const char* key() const {
+      assert(Valid());
+      return node_->Entry();
+    }
+    // Requires Valid().
+    void Next() {
+      assert(Valid());
+      node_ = node_->Next(0);
+    }
+    // Requires Valid(). There are no back links: this is a search for the last entry
+    // smaller than the current one, O(log n).
+    void Prev() {
+      assert(Valid());
+      node_ = list_->FindLessThan(node_->Entry());
+    }
+    // First entry >= target.
+    void Seek(const char* target) { node_ = list_->FindGreaterOrEqual(target); }
+    // Last entry <= target.
+    void SeekForPrev(const char* target) { node_ = list_->FindLessOrEqual(target); }
+    void SeekToFirst() { node_ = list_->head_->Next(0); }
+    void SeekToLast() { node_ = list_->FindLast(); }
+
+   private:
+    const SkipList* list_;
+    typename SkipList::Node* node_ = nullptr;
+  };
+
+ private:
+  struct Node;
+
+  static Node* NodeOfEntry(const char* entry);
+
+  // The pair (prev, next) at `level` with prev < key <= next (next == nullptr: end of that
+  // level), searching forward from `start`, which must be the head or a node < key.
+  // `bound` is a node already known to be >= key (or nullptr) that lies after `start` at
+  // this level; reaching it ends the search without comparing it again.
+  void FindSpliceForLevel(const char* key, Node* start, Node* bound, int level, Node** prev,
+                          Node** next) const;
+
+  // Each returns nullptr where the answer would be the head or "past the end".
+  Node* FindGreaterOrEqual(const char* key) const;
+  Node* FindLessThan(const char* key) const;
+  Node* FindLessOrEqual(const char* key) const;
+  Node* FindLast() const;
+
+  // True if node's entry is < key (false for nullptr, which stands for +infinity).
+  bool KeyIsAfterNode(const char* key, const Node* node) const {
+    return node != nullptr && compare_(node->Entry(), key) < 0;
+  }
+
+  const Comparator compare_;
+  Arena* const arena_;
+  // Highest level any node has, or is about to have; only grows. Relaxed: a reader that
+  // sees a new height before the links at that level just finds null links there.
+  std::atomic<int> max_height_{1};
+  // The head node's links, highest level first, so that the last one is the head's
+  // level-0 link and the head has exactly the node layout (with no entry).
+  std::atomic<Node*> head_links_[kMaxHeight];
+  Node* const head_;
+};
+
+// A node *is* its level-0 link; links of higher levels are the words before it. All
+// access goes through LinkAt(), which does the arithmetic on the bytes of the one arena
+// allocation (or the head_links_ array) that holds them.
+template <typename Comparator>
+struct SkipList<Comparator>::Node {
+  std::atomic<Node*> link0;
+
+  std::atomic<Node*>* LinkAt(int level) {
+    char* self = reinterpret_cast<char*>(this);
+    return reinterpret_cast<std::atomic<Node*>*>(self - level * sizeof(std::atomic<Node*>));
+  }
+  const std::atomic<Node*>* LinkAt(int level) const { return const_cast<Node*>(this)->LinkAt(level); }
+
+  Node* Next(int level) const { return LinkAt(level)->load(std::memory_order_acquire); }
+  void SetNextUnpublished(int level, Node* next) { LinkAt(level)->store(next, std::memory_order_relaxed); }
+  // Publishes this->next (already linked to `expected`) in place of `expected`.
+  bool CasNext(int level, Node* expected, Node* desired) {
+    return LinkAt(level)->compare_exchange_strong(expected, desired, std::memory_order_release,
+                                                  std::memory_order_relaxed);
+  }
+
+  const char* Entry() const { return reinterpret_cast<const char*>(this) + sizeof(std::atomic<Node*>); }
+};
+
+template <typename Comparator>
+SkipList<Comparator>::SkipList(Comparator compare, Arena* arena)
+    : compare_(compare), arena_(arena), head_(reinterpret_cast<Node*>(&head_links_[kMaxHeight - 1])) {
+  static_assert(sizeof(Node) == sizeof(std::atomic<Node*>) && alignof(Node) <= Arena::kMinAlignment);
+  for (auto& link : head_links_) link.store(nullptr, std::memory_order_relaxed);
+}
+
+template <typename Comparator>
+typename SkipList<Comparator>::Node* SkipList<Comparator>::NodeOfEntry(const char* entry) {
+  return reinterpret_cast<Node*>(const_cast<char*>(entry) - sizeof(std::atomic<Node*>));
+}
+
+template <typename Comparator>
+char* SkipList<Comparator>::AllocateEntry(size_t size) {
+  const int height = SkipListRandomHeight(kMaxHeight, kBranching);
+  const size_t link_bytes = height * sizeof(std::atomic<Node*>);
+  char* mem = arena_->AllocateAligned(link_bytes + size, alignof(std::atomic<Node*>));
+  for (int i = 0; i + 1 < height; ++i) new (mem + i * sizeof(std::atomic<Node*>)) std::atomic<Node*>(nullptr);
+  Node* node = new (mem + link_bytes - sizeof(std::atomic<Node*>)) Node;
+  // Until Insert, the level-0 link carries the node's height (no reader can see it yet),
+  // which saves a height field in every node.
+  node->SetNextUnpublished(0, reinterpret_cast<Node*>(static_cast<uintptr_t>(height)));
+  return const_cast<char*>(node->Entry());
+}
+
+template <typename Comparator>
+void SkipList<Comparator>::FindSpliceForLevel(const char* key, Node* start, Node* bound, int level,
+                                              Node** prev, Node** next) const {
+  Node* before = start;
+  for (;;) {
+    Node* after = before->Next(level);
+    if (after == bound || !KeyIsAfterNode(key, after)) {
+      *prev = before;
+      *next = after;
+      return;
+    }
+    before = after;
+  }
+}
+
+template <typename Comparator>
+bool SkipList<Comparator>::Insert(const char* entry) {
+  Node* node = NodeOfEntry(entry);
+  const int height =
+      static_cast<int>(reinterpret_cast<uintptr_t>(node->LinkAt(0)->load(std::memory_order_relaxed)));
+  assert(height >= 1 && height <= kMaxHeight);
+
+  int max_height = max_height_.load(std::memory_order_relaxed);
+  while (height > max_height) {
+    if (max_height_.compare_exchange_weak(max_height, height, std::memory_order_relaxed)) {
+      max_height = height;
+      break;
+    }
+  }
+
+  Node* prev[kMaxHeight];
+  Node* next[kMaxHeight];
+  // The successor found at one level is also on every lower level, after that level's
+  // start: it bounds the search below.
+  Node* start = head_;
+  Node* bound = nullptr;
+  for (int level = max_height - 1; level >= 0; --level) {
+    FindSpliceForLevel(entry, start, bound, level, &prev[level], &next[level]);
+    start = prev[level];
+    bound = next[level];
+  }
+
+  for (int level = 0; level < height; ++level) {
+    for (;;) {
+      // Only level 0 can hold a duplicate: once an entry is linked at level 0, any other
+      // inserter of an equal entry finds it there before linking anything.
+      if (level == 0 && next[0] != nullptr && compare_(next[0]->Entry(), entry) == 0) return false;
+      node->SetNextUnpublished(level, next[level]);
+      if (prev[level]->CasNext(level, next[level], node)) break;
+      // Another node went into this gap. prev[level] is still < entry and the old successor
+      // still >= entry (nothing is unlinked): search again between the two.
+      FindSpliceForLevel(entry, prev[level], next[level], level, &prev[level], &next[level]);
+    }
+  }
+  return true;
+}
+
+template <typename Comparator>
+bool SkipList<Comparator>::Contains(const char* key) const {
+  Node* node = FindGreaterOrEqual(key);
+  return node != nullptr && compare_(node->Entry(), key) == 0;
+}
+
+template <typename Comparator>
+typename SkipList<Comparator>::Node* SkipList<Comparator>::FindGreaterOrEqual(const char* key) const {
+  Node* x = head_;
+  Node* bound = nullptr;  // known >= key: the node that ended the level above
+  int level = max_height_.load(std::memory_order_relaxed) - 1;
+  for (;;) {
+    Node* next = x->Next(level);
+    if (next != bound && KeyIsAfterNode(key, next)) {
+      x = next;
+    } else if (level == 0) {
+      return next;
+    } else {
+      bound = next;
+      --level;
+    }
+  }
+}
+
+template <typename Comparator>
+typename SkipList<Comparator>::Node* SkipList<Comparator>::FindLessThan(const char* key) const {
+  Node* x = head_;
+  Node* bound = nullptr;  // known >= key: the node that ended the level above
+  int level = max_height_.load(std::memory_order_relaxed) - 1;
+  for (;;) {
+    Node* next = x->Next(level);
+    if (next != bound && KeyIsAfterNode(key, next)) {
+      x = next;
+    } else if (level == 0) {
+      return x == head_ ? nullptr : x;
+    } else {
+      bound = next;
+      --level;
+    }
+  }
+}
+
+template <typename Comparator>
+typename SkipList<Comparator>::Node* SkipList<Comparator>::FindLessOrEqual(const char* key) const {
+  Node* x = head_;
+  Node* bound = nullptr;  // known > key: the node that ended the level above
+  int level = max_height_.load(std::memory_order_relaxed) - 1;
+  for (;;) {
+    Node* next = x->Next(level);
+    if (next != bound && next != nullptr && compare_(next->Entry(), key) <= 0) {
+      x = next;
+    } else if (level == 0) {
+      return x == head_ ? nullptr : x;
+    } else {
+      bound = next;
+      --level;
+    }
+  }
+}
+
+template <typename Comparator>
+typename SkipList<Comparator>::Node* SkipList<Comparator>::FindLast() const {
+  Node* x = head_;
+  int level = max_height_.load(std::memory_order_relaxed) - 1;
+  for (;;) {
+    Node* next = x->Next(level);
+    if (next != nullptr) {
+      x = next;
+    } else if (level == 0) {
+      return x == head_ ? nullptr : x;
+    } else {
+      --level;
+    }
+  }
+}
+
+}  // namespace tidesdb
