@@ -1,0 +1,326 @@
+#include "sst/table_reader.h"
+
+#include "cache/block_cache.h"
+#include "db/dbformat.h"
+
+namespace tidesdb {
+
+namespace {
+
+// True if the block at handle (plus its trailer) lies inside [0, limit).
+bool HandleWithin(const BlockHandle& h, uint64_t limit) {
+  return h.offset() <= limit && h.size() <= limit - h.offset() &&
+         kBlockTrailerSize <= limit - h.offset() - h.size();
+}
+
+bool DecodeHandleValue(Slice value, BlockHandle* handle) {
+  return handle->DecodeFrom(&value) && value.empty();
+}
+
+}  // namespace
+
+TableReader::TableReader(std::string fname, uint64_t file_number, std::unique_ptr<RandomAccessFile> file,
+                         uint64_t file_size, BlockCache* cache)
+    : fname_(std::move(fname)),
+      file_number_(file_number),
+      file_(std::move(file)),
+      file_size_(file_size),
+      cache_(cache) {}
+
+TableReader::~TableReader() = default;
+
+Status TableReader::Open(const std::string& fname, uint64_t file_number,
+                         std::unique_ptr<RandomAccessFile> file, uint64_t file_size, BlockCache* cache,
+                         std::unique_ptr<TableReader>* out) {
+  out->reset();
+  if (file_size < kFooterSize) return TableCorruption(fname, 0, "file too short to be a klog");
+  std::unique_ptr<TableReader> t(new TableReader(fname, file_number, std::move(file), file_size, cache));
+
+  const uint64_t footer_offset = file_size - kFooterSize;
+  char footer_buf[kFooterSize];
+  Slice footer_input;
+  Status s = t->file_->Read(footer_offset, kFooterSize, &footer_input, footer_buf);
+  if (!s.ok()) return s;
+  s = t->footer_.DecodeFrom(footer_input, fname, footer_offset);
+  if (!s.ok()) return s;
+
+  const Footer& f = t->footer_;
+  const bool has_filter = !f.filter_handle.IsNull();
+  if ((has_filter && !HandleWithin(f.filter_handle, footer_offset)) ||
+      !HandleWithin(f.index_handle, footer_offset) || !HandleWithin(f.properties_handle, footer_offset)) {
+    return TableCorruption(fname, footer_offset, "bad block handle in footer");
+  }
+
+  std::string contents;
+  s = ReadBlock(t->file_.get(), fname, f.properties_handle,
+                /*verify_checksum=*/true, &contents);
+  if (!s.ok()) return s;
+  s = t->props_.DecodeFrom(contents);
+  if (!s.ok()) return TableCorruption(fname, f.properties_handle.offset(), s.message());
+  if (t->props_.num_entries > 0 && (t->props_.smallest_key.size() < 8 || t->props_.largest_key.size() < 8)) {
+    return TableCorruption(fname, f.properties_handle.offset(), "bad key range in properties");
+  }
+
+  if (has_filter) {
+    s = ReadBlock(t->file_.get(), fname, f.filter_handle,
+                  /*verify_checksum=*/true, &t->filter_data_);
+    if (!s.ok()) return s;
+    t->filter_ = std::make_unique<FilterReader>(t->filter_data_);
+  }
+
+  s = ReadBlock(t->file_.get(), fname, f.index_handle, /*verify_checksum=*/true, &contents);
+  if (!s.ok()) return s;
+  t->index_block_ = std::make_unique<Block>(std::move(contents));
+  if (!t->index_block_->ok()) return TableCorruption(fname, f.index_handle.offset(), "bad index block");
+  // Data blocks end where the first meta block begins.
+  const uint64_t data_end = has_filter ? f.filter_handle.offset() : f.index_handle.offset();
+  s = t->ValidateIndex(data_end);
+  if (!s.ok()) return s;
+
+  *out = std::move(t);
+  return Status::OK();
+}
+
+// The index must describe data blocks that tile [0, data_end) in order, under
+// strictly increasing keys, so that later reads can trust every handle in it.
+Status TableReader::ValidateIndex(uint64_t data_end) {
+  const uint64_t index_offset = footer_.index_handle.offset();
+  std::unique_ptr<InternalIterator> it = index_block_->NewIterator();
+  uint64_t expected_offset = 0;
+  std::string prev_key;
+  uint64_t blocks = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    BlockHandle h;
+    if (!DecodeHandleValue(it->value(), &h) || h.offset() != expected_offset || !HandleWithin(h, data_end)) {
+      return TableCorruption(fname_, index_offset,
+                             "bad block handle in index entry " + std::to_string(blocks));
+    }
+    if (blocks > 0 && CompareInternalKey(prev_key, it->key()) >= 0) {
+      return TableCorruption(fname_, index_offset, "index keys out of order");
+    }
+    prev_key.assign(it->key());
+    expected_offset = h.offset() + h.size() + kBlockTrailerSize;
+    ++blocks;
+  }
+  if (!it->status().ok()) return TableCorruption(fname_, index_offset, it->status().message());
+  if (expected_offset != data_end)
+    return TableCorruption(fname_, index_offset, "index does not cover the data blocks");
+  if ((blocks == 0) != (props_.num_entries == 0)) {
+    return TableCorruption(fname_, index_offset, "index disagrees with the entry count");
+  }
+  return Status::OK();
+}
+
+Status TableReader::GetDataBlock(const BlockHandle& handle, bool fill_cache,
+                                 std::shared_ptr<const Block>* block) const {
+  if (cache_ != nullptr) {
+    *block = cache_->Lookup<Block>(file_number_, handle.offset());
+    if (*block != nullptr) return Status::OK();
+  }
+  std::string contents;
+  Status s = ReadBlock(file_.get(), fname_, handle, /*verify_checksum=*/true, &contents);
+  if (!s.ok()) return s;
+  auto b = std::make_shared<const Block>(std::move(contents));
+  if (!b->ok()) return TableCorruption(fname_, handle.offset(), "bad data block restart array");
+  if (cache_ != nullptr && fill_cache) cache_->Insert(file_number_, handle.offset(), b, b->size());
+  *block = std::move(b);
+  return Status::OK();
+}
+
+Status TableReader::Get(Slice target, bool* found, std::string* found_key, std::string* value) const {
+  *found = false;
+  if (target.size() < 8) return Status::InvalidArgument("Get target is not an internal key");
+  const Slice user_key = ExtractUserKey(target);
+  if (filter_ != nullptr && !filter_->KeyMayMatch(user_key)) return Status::OK();
+
+  std::unique_ptr<InternalIterator> index_it = index_block_->NewIterator();
+  index_it->Seek(target);
+  if (!index_it->Valid()) {
+    const Status& s = index_it->status();
+    return s.ok() ? s : TableCorruption(fname_, footer_.index_handle.offset(), s.message());
+  }
+  BlockHandle handle;
+  if (!DecodeHandleValue(index_it->value(), &handle)) {
+    return TableCorruption(fname_, footer_.index_handle.offset(), "bad block handle in index");
+  }
+  std::shared_ptr<const Block> block;
+  Status s = GetDataBlock(handle, /*fill_cache=*/true, &block);
+  if (!s.ok()) return s;
+  // The index key of this block is >= target and < the next block's first key,
+  // so the first entry >= target is in this block or has a larger user key: no
+  // need to look on.
+  std::unique_ptr<InternalIterator> it = block->NewIterator();
+  it->Seek(target);
+  if (!it->Valid()) {
+    return it->status().ok() ? Status::OK()
+                             : TableCorruption(fname_, handle.offset(), it->status().message());
+  }
+  if (ExtractUserKey(it->key()) == user_key) {
+    *found = true;
+    found_key->assign(it->key());
+    value->assign(it->value());
+  }
+  return Status::OK();
+}
+
+uint64_t TableReader::ApproximateOffsetOf(Slice internal_key) const {
+  if (internal_key.size() < 8) return 0;
+  std::unique_ptr<InternalIterator> it = index_block_->NewIterator();
+  it->Seek(internal_key);
+  BlockHandle handle;
+  if (it->Valid() && DecodeHandleValue(it->value(), &handle)) return handle.offset();
+  return file_size_;
+}
+
+// Two-level iteration: the index iterator picks a data block, a block iterator
+// walks it. Errors are sticky: after one, the iterator stays invalid and
+// status() names the file and the offset of the bad block.
+class TableReader::TableIterator final : public InternalIterator {
+ public:
+  TableIterator(const TableReader* table, bool fill_cache)
+      : table_(table), fill_cache_(fill_cache), index_it_(table->index_block_->NewIterator()) {}
+
+  bool Valid() const override { return data_it_ != nullptr && data_it_->Valid(); }
+  Slice key() const override { return data_it_->key(); }
+  Slice value() const override { return data_it_->value(); }
+  Status status() const override { return status_; }
+
+  void SeekToFirst() override {
+    if (!status_.ok()) return;
+    index_it_->SeekToFirst();
+    InitDataBlock();
+    if (data_it_ != nullptr) data_it_->SeekToFirst();
+    SkipEmptyBlocksForward();
+  }
+
+  void SeekToLast() override {
+    if (!status_.ok()) return;
+    index_it_->SeekToLast();
+    InitDataBlock();
+    if (data_it_ != nullptr) data_it_->SeekToLast();
+    SkipEmptyBlocksBackward();
+  }
+
+  void Seek(Slice target) override {
+    if (!status_.ok()) return;
+    index_it_->Seek(target);
+    InitDataBlock();
+    if (data_it_ != nullptr) data_it_->Seek(target);
+    SkipEmptyBlocksForward();
+  }
+
+  void SeekForPrev(Slice target) override {
+    if (!status_.ok()) return;
+    // The block whose index key is the first >= target holds the last entry <=
+    // target, unless all its entries are > target; then it is the previous
+    // block's last entry.
+    index_it_->Seek(target);
+    if (!index_it_->Valid() && index_it_->status().ok()) index_it_->SeekToLast();
+    InitDataBlock();
+    if (data_it_ != nullptr) data_it_->SeekForPrev(target);
+    SkipEmptyBlocksBackward();
+  }
+
+  void Next() override {
+    if (!Valid()) return;
+    data_it_->Next();
+    SkipEmptyBlocksForward();
+  }
+
+  void Prev() override {
+    if (!Valid()) return;
+    data_it_->Prev();
+    SkipEmptyBlocksBackward();
+  }
+
+ private:
+  void SetError(Status s) {
+    status_ = std::move(s);
+    data_it_.reset();
+    block_.reset();
+  }
+
+  void ClearDataBlock() {
+    data_it_.reset();
+    block_.reset();
+  }
+
+  // Points data_it_ at the block the index iterator is on (unpositioned), or
+  // clears it.
+  void InitDataBlock() {
+    if (!index_it_->Valid()) {
+      if (!index_it_->status().ok()) {
+        SetError(TableCorruption(table_->fname_, table_->footer_.index_handle.offset(),
+                                 index_it_->status().message()));
+      } else {
+        ClearDataBlock();
+      }
+      return;
+    }
+    BlockHandle handle;
+    if (!DecodeHandleValue(index_it_->value(), &handle)) {
+      SetError(TableCorruption(table_->fname_, table_->footer_.index_handle.offset(),
+                               "bad block handle in index"));
+      return;
+    }
+    if (data_it_ != nullptr && handle.offset() == block_offset_) return;  // already loaded
+    ClearDataBlock();
+    std::shared_ptr<const Block> block;
+    Status s = table_->GetDataBlock(handle, fill_cache_, &block);
+    if (!s.ok()) {
+      SetError(std::move(s));
+      return;
+    }
+    block_ = std::move(block);
+    block_offset_ = handle.offset();
+    data_it_ = block_->NewIterator();
+  }
+
+  // True (and the error recorded) if the data block iterator stopped on
+  // corruption.
+  bool DataError() {
+    if (data_it_ == nullptr || data_it_->status().ok()) return false;
+    SetError(TableCorruption(table_->fname_, block_offset_, data_it_->status().message()));
+    return true;
+  }
+
+  void SkipEmptyBlocksForward() {
+    while (status_.ok() && (data_it_ == nullptr || !data_it_->Valid())) {
+      if (DataError()) return;
+      if (!index_it_->Valid()) {
+        ClearDataBlock();
+        return;
+      }
+      index_it_->Next();
+      InitDataBlock();
+      if (data_it_ != nullptr) data_it_->SeekToFirst();
+    }
+  }
+
+  void SkipEmptyBlocksBackward() {
+    while (status_.ok() && (data_it_ == nullptr || !data_it_->Valid())) {
+      if (DataError()) return;
+      if (!index_it_->Valid()) {
+        ClearDataBlock();
+        return;
+      }
+      index_it_->Prev();
+      InitDataBlock();
+      if (data_it_ != nullptr) data_it_->SeekToLast();
+    }
+  }
+
+  const TableReader* const table_;
+  const bool fill_cache_;
+  std::unique_ptr<InternalIterator> index_it_;
+  std::shared_ptr<const Block> block_;         // the block data_it_ walks
+  std::unique_ptr<InternalIterator> data_it_;  // declared after block_: destroyed first
+  uint64_t block_offset_ = 0;
+  Status status_;
+};
+
+std::unique_ptr<InternalIterator> TableReader::NewIterator(bool fill_cache) const {
+  return std::make_unique<TableIterator>(this, fill_cache);
+}
+
+}  // namespace tidesdb

@@ -1,0 +1,83 @@
+// TableReader: reads one klog (format.h). Open validates the footer, the properties block,
+// the index block (kept in memory; every block handle in it is checked against the file
+// layout) and the filter block (kept in memory). Data blocks are read on demand, through
+// the block cache when one is given, and every block read is checksum-verified.
+//
+// Values are returned as stored: an entry of type kValuePointer(WithExpiry) carries the
+// encoded ValuePointer, which the caller resolves with the value log.
+//
+// Thread safety: after Open, every method may be called from many threads at once. An
+// iterator is used by one thread at a time and must not outlive its TableReader.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "sst/block.h"
+#include "sst/bloom.h"
+#include "sst/format.h"
+#include "tidesdb/env.h"
+#include "tidesdb/slice.h"
+#include "tidesdb/status.h"
+#include "util/internal_iterator.h"
+
+namespace tidesdb {
+
+class BlockCache;
+
+class TableReader {
+ public:
+  // fname names the file in error messages; file_number and block offsets key the cache.
+  // cache may be null; it must outlive the reader. Errors are Corruption naming fname and
+  // the offset of the bad structure (or the I/O error of the file).
+  static Status Open(const std::string& fname, uint64_t file_number, std::unique_ptr<RandomAccessFile> file,
+                     uint64_t file_size, BlockCache* cache, std::unique_ptr<TableReader>* out);
+
+  TableReader(const TableReader&) = delete;
+  TableReader& operator=(const TableReader&) = delete;
+  ~TableReader();
+
+  // Point lookup. target is an internal key (e.g. user key + (snapshot sequence,
+  // kValueTypeForSeek)). Finds the first entry >= target; if its user key equals target's,
+  // sets *found and copies its internal key and value. *found = false otherwise (including
+  // when the bloom filter rules the user key out, which costs no I/O).
+  Status Get(Slice target, bool* found, std::string* found_key, std::string* value) const;
+
+  // Iterates every entry in internal-key order. fill_cache = false reads blocks that are
+  // not cached without inserting them (scans that should not evict the working set).
+  std::unique_ptr<InternalIterator> NewIterator(bool fill_cache) const;
+
+  const TableProperties& properties() const { return props_; }
+  uint64_t file_number() const { return file_number_; }
+  uint64_t file_size() const { return file_size_; }
+  const std::string& file_name() const { return fname_; }
+
+  // Approximate file offset where entries >= internal_key begin: the offset of the data
+  // block that would hold the key, or the file size when the key is past the last entry.
+  uint64_t ApproximateOffsetOf(Slice internal_key) const;
+
+ private:
+  class TableIterator;
+
+  TableReader(std::string fname, uint64_t file_number, std::unique_ptr<RandomAccessFile> file,
+              uint64_t file_size, BlockCache* cache);
+
+  Status ValidateIndex(uint64_t data_end);
+  // The decoded data block at handle, from the cache or the file.
+  Status GetDataBlock(const BlockHandle& handle, bool fill_cache, std::shared_ptr<const Block>* block) const;
+
+  const std::string fname_;
+  const uint64_t file_number_;
+  const std::unique_ptr<RandomAccessFile> file_;
+  const uint64_t file_size_;
+  BlockCache* const cache_;
+
+  Footer footer_;
+  TableProperties props_;
+  std::unique_ptr<Block> index_block_;
+  std::string filter_data_;
+  std::unique_ptr<FilterReader> filter_;  // null when the table has no filter
+};
+
+}  // namespace tidesdb
