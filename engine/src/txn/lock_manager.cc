@@ -1,0 +1,349 @@
+#include "txn/lock_manager.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <unordered_set>
+#include <utility>
+
+#include "util/coding.h"
+
+namespace tidesdb {
+
+namespace {
+
+constexpr size_t kNumTxnShards = 16;
+
+// Timeouts beyond this are treated as "wait forever", so that now + timeout cannot
+// overflow the clock's representation.
+constexpr int64_t kMaxFiniteTimeoutMicros = int64_t{100} * 365 * 24 * 3600 * 1'000'000;
+
+bool Compatible(LockMode a, LockMode b) { return a == LockMode::kShared && b == LockMode::kShared; }
+
+// True if holding `held` already satisfies a request for `wanted`.
+bool Covers(LockMode held, LockMode wanted) {
+  return held == LockMode::kExclusive || wanted == LockMode::kShared;
+}
+
+size_t RoundUpToPowerOfTwo(size_t n) {
+  size_t p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+}  // namespace
+
+// A request waiting in a key's queue. Lives on the waiting thread's stack; the queue holds
+// a pointer to it until the request is granted or withdrawn, both under the stripe mutex.
+struct LockManager::Waiter {
+  Waiter(uint64_t txn, LockMode m, bool up) : txn_id(txn), mode(m), upgrade(up) {}
+
+  uint64_t txn_id;
+  LockMode mode;  // kExclusive for an upgrade
+  bool upgrade;   // txn_id already holds the key in S
+  bool granted = false;
+  std::condition_variable cv;  // waits on the stripe mutex
+};
+
+struct LockManager::LockEntry {
+  struct Holder {
+    uint64_t txn_id;
+    LockMode mode;
+  };
+  std::vector<Holder> holders;
+  // Upgrades first (contiguously), then ordinary requests in arrival order. Invariant when
+  // the stripe mutex is free: if the queue is not empty, its front is blocked by a holder.
+  std::deque<Waiter*> queue;
+
+  Holder* FindHolder(uint64_t txn_id) {
+    for (Holder& h : holders) {
+      if (h.txn_id == txn_id) return &h;
+    }
+    return nullptr;
+  }
+};
+
+struct alignas(64) LockManager::Stripe {
+  std::mutex mu;
+  std::unordered_map<std::string, LockEntry> entries;  // lock key -> state; erased when unused
+};
+
+// Which locks each transaction holds, so UnlockAll need not scan the lock table.
+struct alignas(64) LockManager::TxnShard {
+  mutable std::mutex mu;
+  std::unordered_map<uint64_t, std::unordered_map<std::string, LockMode>> txns;
+};
+
+LockManager::LockManager(const Options& options)
+    : stripe_mask_(RoundUpToPowerOfTwo(std::max<size_t>(options.num_stripes, 1)) - 1),
+      max_deadlock_depth_(std::max(options.max_deadlock_depth, 1)),
+      default_timeout_micros_(options.default_timeout_micros),
+      stripes_(new Stripe[stripe_mask_ + 1]),
+      txn_shards_(new TxnShard[kNumTxnShards]) {}
+
+LockManager::~LockManager() = default;
+
+std::string LockManager::MakeLockKey(uint32_t cf_id, Slice key) {
+  std::string k(4 + key.size(), '\0');
+  EncodeFixed32(k.data(), cf_id);
+  std::memcpy(k.data() + 4, key.data(), key.size());
+  return k;
+}
+
+LockManager::Stripe& LockManager::StripeFor(const std::string& lock_key) const {
+  return stripes_[std::hash<std::string>()(lock_key) & stripe_mask_];
+}
+
+LockManager::TxnShard& LockManager::TxnShardFor(uint64_t txn_id) const {
+  return txn_shards_[std::hash<uint64_t>()(txn_id) % kNumTxnShards];
+}
+
+void LockManager::Track(uint64_t txn_id, const std::string& lock_key, LockMode mode) {
+  TxnShard& shard = TxnShardFor(txn_id);
+  std::lock_guard<std::mutex> g(shard.mu);
+  auto [it, inserted] = shard.txns[txn_id].try_emplace(lock_key, mode);
+  if (!inserted && mode == LockMode::kExclusive) it->second = mode;
+}
+
+bool LockManager::CompatibleWithHolders(const LockEntry& entry, uint64_t txn_id, LockMode mode) {
+  for (const LockEntry::Holder& h : entry.holders) {
+    if (h.txn_id != txn_id && !Compatible(h.mode, mode)) return false;
+  }
+  return true;
+}
+
+void LockManager::BlockersOf(const LockEntry& entry, uint64_t txn_id, LockMode mode, size_t queue_pos,
+                             std::vector<uint64_t>* out) {
+  out->clear();
+  for (const LockEntry::Holder& h : entry.holders) {
+    if (h.txn_id != txn_id && !Compatible(h.mode, mode)) out->push_back(h.txn_id);
+  }
+  // A request also waits for every incompatible request queued ahead of it: FIFO order
+  // grants those first. (A compatible one ahead is granted no later than this one.)
+  for (size_t i = 0; i < queue_pos && i < entry.queue.size(); ++i) {
+    const Waiter* w = entry.queue[i];
+    if (w->txn_id != txn_id && !Compatible(w->mode, mode)) out->push_back(w->txn_id);
+  }
+}
+
+void LockManager::GrantWaiters(LockEntry* entry, std::vector<uint64_t>* departed) {
+  while (!entry->queue.empty()) {
+    Waiter* w = entry->queue.front();
+    if (!CompatibleWithHolders(*entry, w->txn_id, w->mode)) break;  // strict FIFO
+    if (w->upgrade) {
+      entry->FindHolder(w->txn_id)->mode = LockMode::kExclusive;
+    } else {
+      entry->holders.push_back({w->txn_id, w->mode});
+      num_locks_.fetch_add(1, std::memory_order_relaxed);
+    }
+    entry->queue.pop_front();
+    w->granted = true;
+    // Notified under the stripe mutex: the waiter cannot leave (and destroy w) before it
+    // reacquires that mutex.
+    w->cv.notify_one();
+    departed->push_back(w->txn_id);
+  }
+}
+
+void LockManager::RecomputeEdgesLocked(const LockEntry& entry) {
+  for (size_t i = 0; i < entry.queue.size(); ++i) {
+    const Waiter* w = entry.queue[i];
+    BlockersOf(entry, w->txn_id, w->mode, i, &waits_for_[w->txn_id]);
+  }
+}
+
+void LockManager::RefreshWaitGraph(const LockEntry& entry, const std::vector<uint64_t>& departed) {
+  if (departed.empty() && entry.queue.empty()) return;
+  std::lock_guard<std::mutex> g(graph_mu_);
+  for (uint64_t t : departed) waits_for_.erase(t);
+  RecomputeEdgesLocked(entry);
+}
+
+bool LockManager::ReachesItself(uint64_t txn_id) const {
+  auto start = waits_for_.find(txn_id);
+  if (start == waits_for_.end()) return false;
+  // Iterative DFS; depth = number of edges from txn_id. A visited node has been explored
+  // completely (or the search already returned), so it never needs a second visit.
+  std::vector<std::pair<uint64_t, int>> stack;
+  std::unordered_set<uint64_t> visited;
+  for (uint64_t next : start->second) stack.emplace_back(next, 1);
+  while (!stack.empty()) {
+    auto [node, depth] = stack.back();
+    stack.pop_back();
+    if (node == txn_id) return true;
+    if (depth > max_deadlock_depth_) return true;  // too deep to tell: assume a cycle
+    if (!visited.insert(node).second) continue;
+    auto it = waits_for_.find(node);
+    if (it == waits_for_.end()) continue;  // not waiting: the path ends here
+    for (uint64_t next : it->second) stack.emplace_back(next, depth + 1);
+  }
+  return false;
+}
+
+Status LockManager::Lock(uint64_t txn_id, uint32_t cf_id, Slice key, LockMode mode, int64_t timeout_micros) {
+  const std::string lock_key = MakeLockKey(cf_id, key);
+  Stripe& stripe = StripeFor(lock_key);
+  std::unique_lock<std::mutex> l(stripe.mu);
+  LockEntry& entry = stripe.entries[lock_key];
+  LockEntry::Holder* own = entry.FindHolder(txn_id);
+  if (own != nullptr && Covers(own->mode, mode)) return Status::OK();
+  const bool upgrade = own != nullptr;
+
+  // Grant at once: an upgrade needs only compatibility (it would go to the front of the
+  // queue anyway); an ordinary request also needs an empty queue, for fairness.
+  if (CompatibleWithHolders(entry, txn_id, mode) && (upgrade || entry.queue.empty())) {
+    if (upgrade) {
+      own->mode = LockMode::kExclusive;
+      // Queued requests now wait for this exclusive holder.
+      RefreshWaitGraph(entry, {});
+    } else {
+      entry.holders.push_back({txn_id, mode});
+      num_locks_.fetch_add(1, std::memory_order_relaxed);
+    }
+    l.unlock();
+    Track(txn_id, lock_key, mode);
+    return Status::OK();
+  }
+  // Not grantable now, so the entry has holders (it is not a fresh, empty one).
+
+  if (timeout_micros == 0) return Status::TimedOut("lock wait timeout exceeded (try-lock)");
+
+  Waiter w(txn_id, mode, upgrade);
+  size_t pos = entry.queue.size();
+  if (upgrade) {
+    pos = 0;
+    while (pos < entry.queue.size() && entry.queue[pos]->upgrade) ++pos;
+  }
+  entry.queue.insert(entry.queue.begin() + static_cast<std::ptrdiff_t>(pos), &w);
+  {
+    // Publishing this request's edges and searching for a cycle happen in one critical
+    // section, so of several requests that close a cycle together exactly one (the last
+    // to get here) sees it.
+    std::lock_guard<std::mutex> g(graph_mu_);
+    RecomputeEdgesLocked(entry);
+    if (ReachesItself(txn_id)) {
+      entry.queue.erase(entry.queue.begin() + static_cast<std::ptrdiff_t>(pos));
+      waits_for_.erase(txn_id);
+      RecomputeEdgesLocked(entry);
+      return Status::Deadlock("deadlock detected; this transaction was chosen as the victim");
+    }
+  }
+
+  const bool forever = timeout_micros < 0 || timeout_micros > kMaxFiniteTimeoutMicros;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::microseconds(forever ? 0 : timeout_micros);
+  while (!w.granted) {
+    if (forever) {
+      w.cv.wait(l);
+    } else if (w.cv.wait_until(l, deadline) == std::cv_status::timeout) {
+      break;
+    }
+  }
+
+  if (!w.granted) {
+    // Timed out: withdraw. Requests behind this one may have been blocked only by it.
+    entry.queue.erase(std::find(entry.queue.begin(), entry.queue.end(), &w));
+    std::vector<uint64_t> departed{txn_id};
+    GrantWaiters(&entry, &departed);
+    RefreshWaitGraph(entry, departed);
+    if (entry.holders.empty() && entry.queue.empty()) stripe.entries.erase(lock_key);
+    return Status::TimedOut("lock wait timeout exceeded");
+  }
+  // The granter has already updated the holders, the lock count and the wait graph.
+  l.unlock();
+  Track(txn_id, lock_key, mode);
+  return Status::OK();
+}
+
+bool LockManager::ReleaseLocked(Stripe* stripe, uint64_t txn_id, const std::string& lock_key) {
+  auto it = stripe->entries.find(lock_key);
+  if (it == stripe->entries.end()) return false;
+  LockEntry& entry = it->second;
+  auto h = std::find_if(entry.holders.begin(), entry.holders.end(),
+                        [txn_id](const LockEntry::Holder& x) { return x.txn_id == txn_id; });
+  if (h == entry.holders.end()) return false;
+  entry.holders.erase(h);
+  num_locks_.fetch_sub(1, std::memory_order_relaxed);
+  std::vector<uint64_t> departed;
+  GrantWaiters(&entry, &departed);
+  RefreshWaitGraph(entry, departed);
+  if (entry.holders.empty() && entry.queue.empty()) stripe->entries.erase(it);
+  return true;
+}
+
+void LockManager::Unlock(uint64_t txn_id, uint32_t cf_id, Slice key) {
+  const std::string lock_key = MakeLockKey(cf_id, key);
+  {
+    TxnShard& shard = TxnShardFor(txn_id);
+    std::lock_guard<std::mutex> g(shard.mu);
+    auto it = shard.txns.find(txn_id);
+    if (it == shard.txns.end() || it->second.erase(lock_key) == 0) return;
+    if (it->second.empty()) shard.txns.erase(it);
+  }
+  Stripe& stripe = StripeFor(lock_key);
+  std::lock_guard<std::mutex> g(stripe.mu);
+  ReleaseLocked(&stripe, txn_id, lock_key);
+}
+
+void LockManager::UnlockAll(uint64_t txn_id) {
+  std::unordered_map<std::string, LockMode> held;
+  {
+    TxnShard& shard = TxnShardFor(txn_id);
+    std::lock_guard<std::mutex> g(shard.mu);
+    auto it = shard.txns.find(txn_id);
+    if (it == shard.txns.end()) return;
+    held = std::move(it->second);
+    shard.txns.erase(it);
+  }
+  // Group the keys by stripe so each stripe mutex is taken once.
+  std::vector<std::pair<Stripe*, const std::string*>> keys;
+  keys.reserve(held.size());
+  for (const auto& [lock_key, mode] : held) keys.emplace_back(&StripeFor(lock_key), &lock_key);
+  std::sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 0; i < keys.size();) {
+    Stripe* stripe = keys[i].first;
+    std::lock_guard<std::mutex> g(stripe->mu);
+    for (; i < keys.size() && keys[i].first == stripe; ++i) ReleaseLocked(stripe, txn_id, *keys[i].second);
+  }
+}
+
+size_t LockManager::NumWaiters() const {
+  std::lock_guard<std::mutex> g(graph_mu_);
+  return waits_for_.size();
+}
+
+bool LockManager::IsWaiting(uint64_t txn_id) const {
+  std::lock_guard<std::mutex> g(graph_mu_);
+  return waits_for_.count(txn_id) != 0;
+}
+
+size_t LockManager::NumTrackedTxns() const {
+  size_t n = 0;
+  for (size_t i = 0; i < kNumTxnShards; ++i) {
+    std::lock_guard<std::mutex> g(txn_shards_[i].mu);
+    n += txn_shards_[i].txns.size();
+  }
+  return n;
+}
+
+std::vector<HeldLock> LockManager::LocksHeldBy(uint64_t txn_id) const {
+  std::vector<HeldLock> result;
+  {
+    TxnShard& shard = TxnShardFor(txn_id);
+    std::lock_guard<std::mutex> g(shard.mu);
+    auto it = shard.txns.find(txn_id);
+    if (it == shard.txns.end()) return result;
+    for (const auto& [lock_key, mode] : it->second) {
+      result.push_back({DecodeFixed32(lock_key.data()), lock_key.substr(4), mode});
+    }
+  }
+  std::sort(result.begin(), result.end(), [](const HeldLock& a, const HeldLock& b) {
+    return a.cf_id != b.cf_id ? a.cf_id < b.cf_id : a.key < b.key;
+  });
+  return result;
+}
+
+}  // namespace tidesdb
