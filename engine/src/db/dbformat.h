@@ -24,9 +24,9 @@ inline constexpr SequenceNumber kMaxSequence = (uint64_t{1} << 56) - 1;
 
 enum class ValueType : uint8_t {
   kDeletion = 0,
-  kValue = 1,             // value stored inline
-  kValueWithExpiry = 2,   // value = fixed64 expire_at_unix_seconds + user value
-  kValuePointer = 3,      // SSTable only: value = encoded ValuePointer into a value log
+  kValue = 1,                   // value stored inline
+  kValueWithExpiry = 2,         // value = fixed64 expire_at_unix_seconds + user value
+  kValuePointer = 3,            // SSTable only: value = encoded ValuePointer into a value log
   kValuePointerWithExpiry = 4,  // SSTable only: fixed64 expire_at + encoded ValuePointer
 };
 // The type used when seeking: the largest, so (key, seq, kValueTypeForSeek) sorts before
@@ -54,7 +54,9 @@ inline Slice ExtractUserKey(Slice internal_key) {
   return Slice(internal_key.data(), internal_key.size() - 8);
 }
 
-inline bool IsValidValueType(uint8_t t) { return t <= static_cast<uint8_t>(ValueType::kValuePointerWithExpiry); }
+inline bool IsValidValueType(uint8_t t) {
+  return t <= static_cast<uint8_t>(ValueType::kValuePointerWithExpiry);
+}
 
 // False if the key is too short or the type byte unknown.
 inline bool ParseInternalKey(Slice internal_key, ParsedInternalKey* result) {

@@ -1,0 +1,691 @@
+// Open, recovery, close, column families and file lifetime.
+#include "db/db_impl.h"
+
+#include <algorithm>
+
+#include "cache/block_cache.h"
+#include "db/table_cache.h"
+#include "wal/log_reader.h"
+#include "wal/log_writer.h"
+
+namespace tidesdb {
+
+namespace {
+constexpr uint8_t kManifestEditRecord = 1;
+// A manifest larger than this is rewritten as a snapshot of the current state.
+constexpr uint64_t kMaxManifestBytes = 64ull << 20;
+}  // namespace
+
+// ---------------------------------------------------------------------------- open / close
+
+Status DB::Open(const Options& options, const std::string& path, std::unique_ptr<DB>* db) {
+  db->reset();
+  auto impl = std::make_unique<DBImpl>(options, path);
+  Status s = impl->Recover();
+  if (!s.ok()) return s;
+  *db = std::move(impl);
+  return Status::OK();
+}
+
+DBImpl::DBImpl(const Options& options, std::string dbname)
+    : options_(options),
+      env_(options.env != nullptr ? options.env : Env::Default()),
+      dbname_(std::move(dbname)) {
+  block_cache_ = std::make_unique<BlockCache>(options_.block_cache_size);
+  table_cache_ = std::make_unique<TableCache>(env_, dbname_, block_cache_.get(),
+                                              static_cast<size_t>(std::max(options_.max_open_sstables, 16)));
+}
+
+DBImpl::~DBImpl() {
+  {
+    std::lock_guard<std::mutex> l(mutex_);
+    shutting_down_ = true;
+    bg_cv_.notify_all();
+  }
+  for (auto& t : flush_threads_) t.join();
+  if (sync_thread_.joinable()) sync_thread_.join();
+  {
+    std::lock_guard<std::mutex> l(wal_mu_);
+    if (wal_) {
+      // A clean close makes every commit durable, whatever the sync mode.
+      wal_->Sync();
+      wal_->Close();
+    }
+  }
+  if (manifest_) manifest_->Close();
+  {
+    std::lock_guard<std::mutex> l(obsolete_->mu);
+    obsolete_->db_closing = true;  // from here on every file is live: delete nothing
+  }
+  cfs_.clear();
+  dropped_cfs_.clear();
+}
+
+std::shared_ptr<MemTableSlot> DBImpl::NewSlot(size_t write_buffer_size) {
+  auto slot = std::make_shared<MemTableSlot>();
+  slot->active.mem = NewMemTable(slot->write_buffer_size);
+  slot->active.wal_number = wal_number_;
+  slot->write_buffer_size = std::max<size_t>(write_buffer_size, 64 << 10);
+  slot->PublishView();
+  slots_.push_back(slot);
+  return slot;
+}
+
+ColumnFamilyData* DBImpl::CreateCfdLocked(uint32_t id, const std::string& name,
+                                          const ColumnFamilyOptions& options) {
+  auto cfd = std::make_unique<ColumnFamilyData>(id, name, options);
+  if (options_.unified_memtable) {
+    cfd->slot = unified_slot_;
+  } else {
+    cfd->slot = NewSlot(options.write_buffer_size);
+  }
+  ColumnFamilyData* raw = cfd.get();
+  cf_by_name_[name] = raw;
+  cfs_[id] = std::move(cfd);
+  max_cf_id_ = std::max(max_cf_id_, id);
+  return raw;
+}
+
+Status DBImpl::Recover() {
+  std::unique_lock<std::mutex> l(mutex_);
+  if (options_.create_if_missing) env_->CreateDir(dbname_);
+  Status s = env_->LockFile(LockFileName(dbname_), &db_lock_);
+  if (!s.ok()) return s;
+  if (!env_->FileExists(CurrentFileName(dbname_))) {
+    if (!options_.create_if_missing)
+      return Status::InvalidArgument(dbname_, "does not exist (create_if_missing is false)");
+    s = NewDB();
+    if (!s.ok()) return s;
+  } else if (options_.error_if_exists) {
+    return Status::InvalidArgument(dbname_, "exists (error_if_exists is true)");
+  }
+  if (options_.unified_memtable) unified_slot_ = NewSlot(options_.unified_memtable_write_buffer_size);
+
+  uint64_t old_manifest = 0;
+  s = ReplayManifest(&old_manifest);
+  if (!s.ok()) return s;
+  uint64_t min_wal = wal_number_;
+  // Everything recovered from the WAL is flushed below; write the manifest afresh first so
+  // those flushes have somewhere to log their edits.
+  s = WriteSnapshotManifest();
+  if (!s.ok()) return s;
+  if (old_manifest != 0 && old_manifest != manifest_number_)
+    env_->RemoveFile(ManifestFileName(dbname_, old_manifest));
+
+  s = ReplayWals(l, min_wal);
+  if (!s.ok()) return s;
+  // Flush what the WAL replay produced, so the old WALs can be deleted.
+  for (auto& slot : slots_) {
+    if (!slot->active.mem->empty()) {
+      MemTableEntry frozen = slot->active;
+      frozen.end_sequence = last_sequence_;
+      slot->immutables.push_back(frozen);
+      slot->active.mem = NewMemTable(slot->write_buffer_size);
+    }
+    while (!slot->immutables.empty()) {
+      s = FlushOneLocked(l, slot.get());
+      if (!s.ok()) return s;
+    }
+    slot->PublishView();
+  }
+  s = NewWal();
+  if (!s.ok()) return s;
+  for (auto& slot : slots_) slot->active.wal_number = wal_number_;
+  VersionEdit edit;
+  edit.SetWalNumber(wal_number_);
+  edit.SetNextFileNumber(next_file_number_);
+  edit.SetLastSequence(last_sequence_);
+  s = LogAndApply(&edit);
+  if (!s.ok()) return s;
+  visible_sequence_.store(last_sequence_, std::memory_order_release);
+
+  l.unlock();
+  s = DeleteOrphanFiles();
+  if (!s.ok()) return s;
+  DeleteObsoleteFiles();
+  l.lock();
+
+  for (int i = 0; i < std::max(options_.flush_threads, 1); ++i)
+    flush_threads_.emplace_back([this] { FlushLoop(); });
+  if (options_.sync_mode == SyncMode::kInterval) sync_thread_ = std::thread([this] { IntervalSyncLoop(); });
+  return Status::OK();
+}
+
+Status DBImpl::NewDB() {
+  VersionEdit edit;
+  edit.AddColumnFamily(0, "default", options_.default_cf_options);
+  edit.SetNextFileNumber(2);
+  edit.SetLastSequence(0);
+  edit.SetWalNumber(0);
+  const std::string manifest = ManifestFileName(dbname_, 1);
+  std::unique_ptr<WritableFile> file;
+  Status s = env_->NewWritableFile(manifest, EnvOptions{}, &file);
+  if (!s.ok()) return s;
+  LogWriter writer(std::move(file), LogKind::kManifest, 1);
+  std::string record;
+  edit.EncodeTo(&record);
+  s = writer.AddRecord(kManifestEditRecord, record);
+  if (s.ok()) s = writer.Sync();
+  Status c = writer.Close();
+  if (s.ok()) s = c;
+  if (s.ok()) s = WriteStringToFile(env_, "MANIFEST-000001\n", CurrentFileName(dbname_) + ".tmp", true);
+  if (s.ok()) s = env_->RenameFile(CurrentFileName(dbname_) + ".tmp", CurrentFileName(dbname_));
+  if (s.ok()) s = env_->SyncDir(dbname_);
+  if (!s.ok()) env_->RemoveFile(manifest);
+  return s;
+}
+
+Status DBImpl::ReplayManifest(uint64_t* manifest_number) {
+  std::string current;
+  Status s = ReadFileToString(env_, CurrentFileName(dbname_), &current);
+  if (!s.ok()) return s;
+  if (current.empty() || current.back() != '\n') {
+    return Status::Corruption(CurrentFileName(dbname_), "CURRENT does not end with a newline");
+  }
+  current.pop_back();
+  uint64_t number = 0;
+  FileType type;
+  if (!ParseFileName(current, &number, &type) || type != FileType::kManifest) {
+    return Status::Corruption(CurrentFileName(dbname_), "CURRENT does not name a manifest");
+  }
+  *manifest_number = number;
+  std::unique_ptr<LogReader> reader;
+  s = LogReader::Open(env_, dbname_ + "/" + current, &reader);
+  if (!s.ok()) return s;
+  uint64_t log_number = 0;
+  s = reader->ReadHeader(LogKind::kManifest, &log_number);
+  if (!s.ok()) return s;
+  bool any = false;
+  while (true) {
+    uint8_t rtype;
+    std::string payload;
+    bool eof = false;
+    s = reader->ReadRecord(&rtype, &payload, &eof);
+    if (!s.ok()) return s;
+    if (eof) break;
+    if (rtype != kManifestEditRecord) {
+      return Status::Corruption(reader->path(), "offset " + std::to_string(reader->last_record_offset()) +
+                                                    ": unknown manifest record type");
+    }
+    VersionEdit edit;
+    s = edit.DecodeFrom(payload);
+    if (!s.ok()) {
+      return Status::Corruption(
+          reader->path(), "offset " + std::to_string(reader->last_record_offset()) + ": " + s.message());
+    }
+    s = ApplyRecoveredEdit(edit);
+    if (!s.ok()) return s;
+    any = true;
+  }
+  if (!any || cfs_.find(0) == cfs_.end()) {
+    return Status::Corruption(reader->path(), "manifest holds no default column family");
+  }
+  return Status::OK();
+}
+
+Status DBImpl::ApplyRecoveredEdit(const VersionEdit& edit) {
+  if (edit.next_file_number()) next_file_number_ = std::max(next_file_number_, *edit.next_file_number());
+  if (edit.last_sequence()) last_sequence_ = std::max(last_sequence_, *edit.last_sequence());
+  if (edit.wal_number()) wal_number_ = std::max(wal_number_, *edit.wal_number());
+  if (edit.max_column_family()) max_cf_id_ = std::max(max_cf_id_, *edit.max_column_family());
+  for (const auto& add : edit.added_column_families()) {
+    if (cfs_.count(add.cf_id) != 0 || cf_by_name_.count(add.name) != 0) {
+      return Status::Corruption("manifest: column family added twice: " + add.name);
+    }
+    CreateCfdLocked(add.cf_id, add.name, add.options);
+  }
+  auto cfd_of = [&](uint32_t cf_id) -> ColumnFamilyData* {
+    auto it = cfs_.find(cf_id);
+    return it == cfs_.end() ? nullptr : it->second.get();
+  };
+  for (const auto& f : edit.flushed_sequences()) {
+    if (ColumnFamilyData* cfd = cfd_of(f.cf_id))
+      cfd->flushed_sequence = std::max(cfd->flushed_sequence, f.sequence);
+  }
+  std::map<uint32_t, std::shared_ptr<Version>> changed;
+  auto version_of = [&](ColumnFamilyData* cfd) {
+    auto& v = changed[cfd->id];
+    if (!v) v = std::make_shared<Version>(*cfd->version);
+    return v;
+  };
+  for (const auto& d : edit.deleted_files()) {
+    ColumnFamilyData* cfd = cfd_of(d.cf_id);
+    if (cfd == nullptr) continue;
+    auto v = version_of(cfd);
+    if (static_cast<size_t>(d.level) < v->levels.size()) {
+      auto& files = v->levels[d.level];
+      files.erase(std::remove_if(files.begin(), files.end(),
+                                 [&](const auto& f) { return f->file_number == d.file_number; }),
+                  files.end());
+    }
+  }
+  for (const auto& n : edit.new_files()) {
+    ColumnFamilyData* cfd = cfd_of(n.cf_id);
+    if (cfd == nullptr) continue;
+    auto v = version_of(cfd);
+    if (v->levels.size() <= static_cast<size_t>(n.level)) v->levels.resize(n.level + 1);
+    auto& files = v->levels[n.level];
+    auto meta = TrackFile(n.meta);
+    if (n.level == 0) {
+      files.insert(files.begin(), meta);  // newer flushes are logged later
+    } else {
+      auto pos = std::lower_bound(files.begin(), files.end(), meta, [](const auto& a, const auto& b) {
+        return CompareInternalKey(a->smallest, b->smallest) < 0;
+      });
+      files.insert(pos, meta);
+    }
+    last_sequence_ = std::max(last_sequence_, n.meta.largest_seq);
+    next_file_number_ = std::max(next_file_number_, n.meta.file_number + 1);
+  }
+  for (const auto& d : edit.deleted_value_logs()) {
+    ColumnFamilyData* cfd = cfd_of(d.cf_id);
+    if (cfd == nullptr) continue;
+    auto v = version_of(cfd);
+    std::erase_if(v->value_logs, [&](const auto& vl) { return vl->file_number == d.file_number; });
+  }
+  for (const auto& n : edit.new_value_logs()) {
+    ColumnFamilyData* cfd = cfd_of(n.cf_id);
+    if (cfd == nullptr) continue;
+    version_of(cfd)->value_logs.push_back(TrackValueLog(n.file_number, n.file_size));
+    next_file_number_ = std::max(next_file_number_, n.file_number + 1);
+  }
+  for (auto& [id, v] : changed) cfs_[id]->version = std::move(v);
+  for (uint32_t id : edit.dropped_column_families()) {
+    auto it = cfs_.find(id);
+    if (it == cfs_.end()) continue;
+    it->second->dropped = true;
+    it->second->version = std::make_shared<Version>();
+    cf_by_name_.erase(it->second->name);
+    dropped_cfs_.push_back(std::move(it->second));
+    cfs_.erase(it);
+  }
+  return Status::OK();
+}
+
+Status DBImpl::ReplayWals(std::unique_lock<std::mutex>& lock, uint64_t min_wal_number) {
+  std::vector<std::string> children;
+  Status s = env_->GetChildren(dbname_, &children);
+  if (!s.ok()) return s;
+  std::vector<uint64_t> wals;
+  for (const auto& name : children) {
+    uint64_t number;
+    FileType type;
+    if (ParseFileName(name, &number, &type) && type == FileType::kWal) {
+      wal_files_.insert(number);
+      if (number >= min_wal_number) wals.push_back(number);
+    }
+  }
+  std::sort(wals.begin(), wals.end());
+  for (size_t i = 0; i < wals.size(); ++i) {
+    s = ReplayWal(lock, wals[i], i + 1 == wals.size());
+    if (!s.ok()) return s;
+    next_file_number_ = std::max(next_file_number_, wals[i] + 1);
+  }
+  return Status::OK();
+}
+
+Status DBImpl::ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bool is_last) {
+  const std::string fname = WalFileName(dbname_, number);
+  std::unique_ptr<LogReader> reader;
+  Status s = LogReader::Open(env_, fname, &reader);
+  if (!s.ok()) return s;
+  uint64_t header_number = 0;
+  s = reader->ReadHeader(LogKind::kWal, &header_number);
+  if (!s.ok()) return s;
+  if (header_number != 0 && header_number != number) {
+    return Status::Corruption(fname, "WAL header names log " + std::to_string(header_number));
+  }
+  for (auto& slot : slots_) slot->active.wal_number = std::min(slot->active.wal_number, number);
+
+  struct Inserter : WriteBatch::Handler {
+    DBImpl* db;
+    SequenceNumber seq;
+    std::string scratch;
+    Status Put(uint32_t cf_id, Slice key, Slice value, uint64_t expire_at) override {
+      if (MemTable* mem = Target(cf_id)) {
+        if (expire_at == 0) {
+          mem->Add(cf_id, seq, ValueType::kValue, key, value);
+        } else {
+          scratch.clear();
+          PutFixed64(&scratch, expire_at);
+          scratch.append(value.data(), value.size());
+          mem->Add(cf_id, seq, ValueType::kValueWithExpiry, key, scratch);
+        }
+      }
+      seq++;
+      return Status::OK();
+    }
+    Status Delete(uint32_t cf_id, Slice key) override {
+      if (MemTable* mem = Target(cf_id)) mem->Add(cf_id, seq, ValueType::kDeletion, key, Slice());
+      seq++;
+      return Status::OK();
+    }
+    // Entries of dropped CFs, and entries already in SSTables, are skipped.
+    MemTable* Target(uint32_t cf_id) {
+      auto it = db->cfs_.find(cf_id);
+      if (it == db->cfs_.end() || seq <= it->second->flushed_sequence) return nullptr;
+      return it->second->slot->active.mem.get();
+    }
+  };
+
+  while (true) {
+    uint8_t type;
+    std::string payload;
+    bool eof = false;
+    s = reader->ReadRecord(&type, &payload, &eof);
+    if (!s.ok()) return s;
+    if (eof) break;
+    const std::string where = "offset " + std::to_string(reader->last_record_offset());
+    if (type != kWalWriteBatch) return Status::Corruption(fname, where + ": unknown WAL record type");
+    Slice in(payload);
+    uint64_t first_seq = 0;
+    if (!GetFixed64(&in, &first_seq)) return Status::Corruption(fname, where + ": short WAL record");
+    WriteBatch batch;
+    s = WriteBatch::FromData(in, &batch);
+    if (!s.ok()) return Status::Corruption(fname, where + ": " + s.message());
+    Inserter inserter;
+    inserter.db = this;
+    inserter.seq = first_seq;
+    s = batch.Iterate(&inserter);
+    if (!s.ok()) return Status::Corruption(fname, where + ": " + s.message());
+    if (batch.Count() > 0) last_sequence_ = std::max(last_sequence_, first_seq + batch.Count() - 1);
+    // Keep recovery's memory bounded: flush a memtable that filled up.
+    for (auto& slot : slots_) {
+      if (slot->active.mem->ApproximateMemoryUsage() >= slot->write_buffer_size) {
+        MemTableEntry frozen = slot->active;
+        frozen.end_sequence = last_sequence_;
+        slot->immutables.push_back(frozen);
+        slot->active.mem = NewMemTable(slot->write_buffer_size);
+        slot->active.wal_number = number;
+        s = FlushOneLocked(lock, slot.get());
+        if (!s.ok()) return s;
+      }
+    }
+  }
+  if (reader->torn_tail()) {
+    if (!is_last) {
+      return Status::Corruption(fname, "offset " + std::to_string(reader->valid_end_offset()) +
+                                           ": damaged record in a WAL that is not the newest");
+    }
+    // The tail was being written when the process or machine died; no commit in it was
+    // acknowledged as durable beyond what the OS kept. Cut it off.
+    s = env_->TruncateFile(fname, reader->valid_end_offset());
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+// ------------------------------------------------------------------------------- manifest
+
+Status DBImpl::WriteSnapshotManifest() {
+  const uint64_t number = next_file_number_++;
+  const std::string fname = ManifestFileName(dbname_, number);
+  std::unique_ptr<WritableFile> file;
+  Status s = env_->NewWritableFile(fname, EnvOptions{}, &file);
+  if (!s.ok()) return s;
+  auto writer = std::make_unique<LogWriter>(std::move(file), LogKind::kManifest, number);
+  VersionEdit edit;
+  edit.SetNextFileNumber(next_file_number_);
+  edit.SetLastSequence(last_sequence_);
+  edit.SetWalNumber(MinLiveWalNumberLocked());
+  edit.SetMaxColumnFamily(max_cf_id_);
+  for (const auto& [id, cfd] : cfs_) {
+    edit.AddColumnFamily(id, cfd->name, cfd->options);
+    edit.SetFlushedSequence(id, cfd->flushed_sequence);
+    const Version& v = *cfd->version;
+    for (size_t level = 0; level < v.levels.size(); ++level) {
+      // L0 is newest first in memory and replayed by prepending: log oldest first.
+      const auto& files = v.levels[level];
+      for (size_t i = 0; i < files.size(); ++i) {
+        const auto& f = level == 0 ? files[files.size() - 1 - i] : files[i];
+        edit.AddFile(id, static_cast<int>(level), *f);
+      }
+    }
+    for (const auto& vl : v.value_logs) edit.AddValueLog(id, vl->file_number, vl->file_size);
+  }
+  std::string record;
+  edit.EncodeTo(&record);
+  s = writer->AddRecord(kManifestEditRecord, record);
+  if (s.ok()) s = writer->Sync();
+  const std::string tmp = CurrentFileName(dbname_) + ".tmp";
+  char name[64];
+  std::snprintf(name, sizeof(name), "MANIFEST-%06llu\n", static_cast<unsigned long long>(number));
+  if (s.ok()) s = WriteStringToFile(env_, name, tmp, true);
+  if (s.ok()) s = env_->RenameFile(tmp, CurrentFileName(dbname_));
+  if (s.ok()) s = env_->SyncDir(dbname_);
+  if (!s.ok()) {
+    writer->Close();
+    env_->RemoveFile(fname);
+    return s;
+  }
+  uint64_t old = manifest_number_;
+  if (manifest_) manifest_->Close();
+  manifest_ = std::move(writer);
+  manifest_number_ = number;
+  manifest_size_ = manifest_->size();
+  if (old != 0) env_->RemoveFile(ManifestFileName(dbname_, old));
+  return Status::OK();
+}
+
+Status DBImpl::LogAndApply(VersionEdit* edit) {
+  Status s;
+  if (!manifest_ || !manifest_->status().ok() || manifest_size_ > kMaxManifestBytes) {
+    s = WriteSnapshotManifest();
+    if (!s.ok()) return s;
+  }
+  edit->SetMaxColumnFamily(max_cf_id_);
+  std::string record;
+  edit->EncodeTo(&record);
+  s = manifest_->AddRecord(kManifestEditRecord, record);
+  if (s.ok()) s = manifest_->Sync();
+  if (!s.ok()) {
+    // The manifest may now end in a partial record; the next edit starts a new one.
+    manifest_->Close();
+    manifest_.reset();
+    return s;
+  }
+  manifest_size_ = manifest_->size();
+  return Status::OK();
+}
+
+// ------------------------------------------------------------------------- file lifetime
+
+std::shared_ptr<const FileMetaData> DBImpl::TrackFile(const FileMetaData& meta) {
+  std::shared_ptr<ObsoleteFiles> obsolete = obsolete_;
+  return std::shared_ptr<const FileMetaData>(new FileMetaData(meta), [obsolete](const FileMetaData* f) {
+    {
+      std::lock_guard<std::mutex> l(obsolete->mu);
+      if (!obsolete->db_closing) obsolete->files.emplace_back(f->file_number, FileType::kKeyLog);
+    }
+    delete f;
+  });
+}
+
+std::shared_ptr<const ValueLogMeta> DBImpl::TrackValueLog(uint64_t number, uint64_t size) {
+  std::shared_ptr<ObsoleteFiles> obsolete = obsolete_;
+  return std::shared_ptr<const ValueLogMeta>(
+      new ValueLogMeta{number, size}, [obsolete](const ValueLogMeta* v) {
+        {
+          std::lock_guard<std::mutex> l(obsolete->mu);
+          if (!obsolete->db_closing) obsolete->files.emplace_back(v->file_number, FileType::kValueLog);
+        }
+        delete v;
+      });
+}
+
+uint64_t DBImpl::MinLiveWalNumberLocked() const {
+  uint64_t min = wal_number_;
+  for (const auto& slot : slots_) {
+    if (!slot->active.mem->empty()) min = std::min(min, slot->active.wal_number);
+    for (const auto& imm : slot->immutables) min = std::min(min, imm.wal_number);
+  }
+  return min;
+}
+
+void DBImpl::DeleteObsoleteFiles() {
+  std::vector<std::pair<uint64_t, FileType>> files;
+  {
+    std::lock_guard<std::mutex> l(obsolete_->mu);
+    files.swap(obsolete_->files);
+  }
+  for (const auto& [number, type] : files) {
+    table_cache_->Evict(number);
+    env_->RemoveFile(type == FileType::kKeyLog ? KeyLogFileName(dbname_, number)
+                                               : ValueLogFileName(dbname_, number));
+  }
+  std::vector<uint64_t> wals;
+  {
+    std::lock_guard<std::mutex> l(mutex_);
+    uint64_t min = MinLiveWalNumberLocked();
+    for (auto it = wal_files_.begin(); it != wal_files_.end() && *it < min;) {
+      wals.push_back(*it);
+      it = wal_files_.erase(it);
+    }
+  }
+  for (uint64_t n : wals) env_->RemoveFile(WalFileName(dbname_, n));
+}
+
+Status DBImpl::DeleteOrphanFiles() {
+  std::vector<std::string> children;
+  Status s = env_->GetChildren(dbname_, &children);
+  if (!s.ok()) return s;
+  std::set<uint64_t> live;
+  uint64_t min_wal;
+  {
+    std::lock_guard<std::mutex> l(mutex_);
+    for (const auto& [id, cfd] : cfs_) {
+      for (const auto& level : cfd->version->levels) {
+        for (const auto& f : level) live.insert(f->file_number);
+      }
+      for (const auto& vl : cfd->version->value_logs) live.insert(vl->file_number);
+    }
+    min_wal = MinLiveWalNumberLocked();
+  }
+  for (const auto& name : children) {
+    uint64_t number;
+    FileType type;
+    if (!ParseFileName(name, &number, &type)) continue;
+    bool remove = false;
+    switch (type) {
+      case FileType::kKeyLog:
+      case FileType::kValueLog:
+        remove = live.count(number) == 0;
+        break;
+      case FileType::kWal:
+        remove = number < min_wal;
+        break;
+      case FileType::kManifest:
+        remove = number != manifest_number_;
+        break;
+      case FileType::kTemp:
+        remove = true;
+        break;
+      default:
+        break;
+    }
+    if (remove) {
+      env_->RemoveFile(dbname_ + "/" + name);
+      if (type == FileType::kWal) {
+        std::lock_guard<std::mutex> l(mutex_);
+        wal_files_.erase(number);
+      }
+    }
+  }
+  return Status::OK();
+}
+
+// ------------------------------------------------------------------------ column families
+
+ColumnFamilyData* DBImpl::LiveCfd(ColumnFamilyHandle* handle) const {
+  if (handle == nullptr) return nullptr;
+  auto it = cfs_.find(handle->id());
+  if (it == cfs_.end() || &it->second->handle != handle) return nullptr;
+  return it->second.get();
+}
+
+ColumnFamilyHandle* DBImpl::DefaultColumnFamily() const {
+  std::lock_guard<std::mutex> l(mutex_);
+  return &cfs_.at(0)->handle;
+}
+
+ColumnFamilyHandle* DBImpl::GetColumnFamily(const std::string& name) const {
+  std::lock_guard<std::mutex> l(mutex_);
+  auto it = cf_by_name_.find(name);
+  return it == cf_by_name_.end() ? nullptr : &it->second->handle;
+}
+
+std::vector<std::string> DBImpl::ListColumnFamilies() const {
+  std::lock_guard<std::mutex> l(mutex_);
+  std::vector<std::string> names;
+  for (const auto& [id, cfd] : cfs_) names.push_back(cfd->name);
+  return names;
+}
+
+Status DBImpl::CreateColumnFamily(const ColumnFamilyOptions& options, const std::string& name,
+                                  ColumnFamilyHandle** handle) {
+  if (handle == nullptr) return Status::InvalidArgument("null handle pointer");
+  *handle = nullptr;
+  if (name.empty() || name.size() > 1024)
+    return Status::InvalidArgument("column family name must be 1..1024 bytes");
+  return WriteImpl(WriteOptions(), nullptr, [&]() -> Status {
+    std::lock_guard<std::mutex> l(mutex_);
+    if (cf_by_name_.count(name) != 0) return Status::InvalidArgument("column family exists", name);
+    if (max_cf_id_ == UINT32_MAX) return Status::NotSupported("column family ids exhausted");
+    const uint32_t id = max_cf_id_ + 1;
+    VersionEdit edit;
+    edit.AddColumnFamily(id, name, options);
+    max_cf_id_ = id;  // never reused, even if the edit fails
+    Status s = LogAndApply(&edit);
+    if (!s.ok()) return s;
+    ColumnFamilyData* cfd = CreateCfdLocked(id, name, options);
+    cfd->flushed_sequence = last_sequence_;  // it has no entries in any older WAL
+    *handle = &cfd->handle;
+    return Status::OK();
+  });
+}
+
+Status DBImpl::DropColumnFamily(ColumnFamilyHandle* handle) {
+  Status s = WriteImpl(WriteOptions(), nullptr, [&]() -> Status {
+    std::lock_guard<std::mutex> l(mutex_);
+    ColumnFamilyData* cfd = LiveCfd(handle);
+    if (cfd == nullptr) return Status::InvalidArgument("column family was dropped or is unknown");
+    if (cfd->id == 0) return Status::InvalidArgument("the default column family cannot be dropped");
+    VersionEdit edit;
+    edit.DropColumnFamily(cfd->id);
+    Status st = LogAndApply(&edit);
+    if (!st.ok()) return st;
+    cfd->dropped = true;
+    // Its files go once no iterator reads them; its memtable entries are never flushed.
+    cfd->version = std::make_shared<Version>();
+    if (!unified_slot_) std::erase(slots_, cfd->slot);
+    cf_by_name_.erase(cfd->name);
+    auto it = cfs_.find(cfd->id);
+    dropped_cfs_.push_back(std::move(it->second));
+    cfs_.erase(it);
+    return Status::OK();
+  });
+  if (s.ok()) DeleteObsoleteFiles();
+  return s;
+}
+
+Status DestroyDB(const std::string& path, const Options& options) {
+  Env* env = options.env != nullptr ? options.env : Env::Default();
+  std::vector<std::string> children;
+  Status s = env->GetChildren(path, &children);
+  if (!s.ok()) return s.IsNotFound() ? Status::OK() : s;
+  std::unique_ptr<FileLock> lock;
+  s = env->LockFile(LockFileName(path), &lock);
+  if (!s.ok()) return s;
+  for (const auto& name : children) {
+    uint64_t number;
+    FileType type;
+    if (ParseFileName(name, &number, &type) && type != FileType::kLock) env->RemoveFile(path + "/" + name);
+    if (name == "CURRENT.tmp") env->RemoveFile(path + "/" + name);
+  }
+  lock.reset();
+  env->RemoveFile(LockFileName(path));
+  env->RemoveDir(path);
+  return Status::OK();
+}
+
+}  // namespace tidesdb

@@ -1,0 +1,193 @@
+// DBImpl: the database — column families, the group-committed WAL, memtables, flushes,
+// recovery and reads. Split by concern:
+//   db_impl.cc        open, recovery, close, column families, file lifetime
+//   db_impl_write.cc  write path: group commit, WAL, memtable switching, back-pressure
+//   db_impl_read.cc   point reads, iterators, snapshots, estimates, properties
+//   db_impl_flush.cc  background flush of immutable memtables to SSTables
+//
+// Locks, always taken in this order:
+//   write_mu_  the queue of writers; its front is the leader of the next commit group
+//   mutex_     all other state (CFs, versions, memtable slots, file numbers, manifest)
+//   wal_mu_    the pointer to the live WAL writer (for the interval syncer)
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "db/column_family.h"
+#include "db/dbformat.h"
+#include "db/entry_value.h"
+#include "db/filename.h"
+#include "db/version_edit.h"
+#include "tidesdb/db.h"
+#include "tidesdb/env.h"
+#include "tidesdb/options.h"
+
+namespace tidesdb {
+
+class BlockCache;
+class LogWriter;
+class TableCache;
+
+// WAL record types (payload layouts in docs/FORMATS.md).
+enum WalRecordType : uint8_t {
+  kWalWriteBatch = 1,  // fixed64 first sequence + WriteBatch serialized form
+};
+
+// Files whose last reference (a Version) went away; deleted by the DB between operations.
+struct ObsoleteFiles {
+  std::mutex mu;
+  bool db_closing = false;  // at close every file is still live: delete nothing
+  std::vector<std::pair<uint64_t, FileType>> files;
+};
+
+class DBImpl final : public DB {
+ public:
+  DBImpl(const Options& options, std::string dbname);
+  ~DBImpl() override;
+
+  Status Recover();  // called once by DB::Open
+
+  ColumnFamilyHandle* DefaultColumnFamily() const override;
+  Status CreateColumnFamily(const ColumnFamilyOptions& options, const std::string& name,
+                            ColumnFamilyHandle** handle) override;
+  Status DropColumnFamily(ColumnFamilyHandle* handle) override;
+  ColumnFamilyHandle* GetColumnFamily(const std::string& name) const override;
+  std::vector<std::string> ListColumnFamilies() const override;
+
+  Status Put(const WriteOptions& options, ColumnFamilyHandle* cf, Slice key, Slice value) override;
+  Status Delete(const WriteOptions& options, ColumnFamilyHandle* cf, Slice key) override;
+  Status Write(const WriteOptions& options, WriteBatch* batch) override;
+
+  Status Get(const ReadOptions& options, ColumnFamilyHandle* cf, Slice key, std::string* value) override;
+  std::unique_ptr<Iterator> NewIterator(const ReadOptions& options, ColumnFamilyHandle* cf) override;
+  const Snapshot* GetSnapshot() override;
+  void ReleaseSnapshot(const Snapshot* snapshot) override;
+
+  Status Flush(const FlushOptions& options, ColumnFamilyHandle* cf) override;
+  Status SyncWAL() override;
+
+  RangeEstimate EstimateRange(ColumnFamilyHandle* cf, const Range& range) override;
+  bool GetProperty(ColumnFamilyHandle* cf, Slice name, std::string* value) override;
+  uint64_t LatestSequence() const override { return visible_sequence_.load(std::memory_order_acquire); }
+
+  // For tests and tools.
+  const std::string& dbname() const { return dbname_; }
+  SequenceNumber OldestSnapshotSequence() const;
+
+ private:
+  struct Writer;
+  class SnapshotImpl;
+
+  // --- db_impl.cc
+  Status NewDB();
+  Status ReplayManifest(uint64_t* manifest_number);
+  Status ApplyRecoveredEdit(const VersionEdit& edit);
+  Status ReplayWals(std::unique_lock<std::mutex>& lock, uint64_t min_wal_number);
+  Status ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bool is_last);
+  Status WriteSnapshotManifest();         // a new manifest holding the whole state, then CURRENT
+  Status LogAndApply(VersionEdit* edit);  // appends to the manifest and syncs; mutex_ held
+  Status NewWal();                        // opens a new WAL file; write_mu_ leader or open
+  ColumnFamilyData* CreateCfdLocked(uint32_t id, const std::string& name, const ColumnFamilyOptions& options);
+  ColumnFamilyData* LiveCfd(ColumnFamilyHandle* handle) const;  // nullptr if dropped / unknown
+  std::shared_ptr<const FileMetaData> TrackFile(const FileMetaData& meta);
+  std::shared_ptr<const ValueLogMeta> TrackValueLog(uint64_t number, uint64_t size);
+  void DeleteObsoleteFiles();
+  Status DeleteOrphanFiles();  // at open: files no CF references
+  uint64_t MinLiveWalNumberLocked() const;
+  std::shared_ptr<MemTableSlot> NewSlot(size_t write_buffer_size);
+  // Arena blocks are sized to the write buffer, so that a small buffer is not "full" after
+  // its first block.
+  static std::shared_ptr<MemTable> NewMemTable(size_t write_buffer_size) {
+    return std::make_shared<MemTable>(std::clamp<size_t>(write_buffer_size / 16, 4 << 10, 1 << 20));
+  }
+
+  // --- db_impl_write.cc
+  // Runs `batch` (or, if batch is null, `exclusive` alone) as part of a commit group.
+  Status WriteImpl(const WriteOptions& options, WriteBatch* batch, const std::function<Status()>& exclusive);
+  Status ValidateBatch(const WriteBatch& batch) const;  // mutex_ held
+  Status ApplyBatchToMemtables(const WriteBatch& batch, SequenceNumber first_seq);
+  Status MakeRoomForWrite(std::unique_lock<std::mutex>& state_lock, const std::vector<WriteBatch*>& group);
+  Status SwitchMemtableLocked(MemTableSlot* slot);  // freezes slot->active, rotates the WAL
+  SyncMode EffectiveSyncMode(const WriteOptions& options) const;
+  void IntervalSyncLoop();
+
+  // --- db_impl_flush.cc
+  void FlushLoop();
+  Status FlushOneLocked(std::unique_lock<std::mutex>& lock, MemTableSlot* slot);
+  Status BuildTable(ColumnFamilyData* cfd, MemTable* mem, FileMetaData* meta, uint64_t* vlog_number,
+                    uint64_t* vlog_size);
+  void MaybeScheduleFlushLocked();
+  Status FlushSlotAndWait(std::shared_ptr<MemTableSlot> slot);
+
+  // --- db_impl_read.cc
+  struct ReadView {
+    std::shared_ptr<const MemView> mems;
+    std::shared_ptr<const Version> version;
+  };
+  ReadView GetReadView(ColumnFamilyData* cfd) const;
+  ValueFetcher MakeValueFetcher();
+
+  const Options options_;
+  Env* const env_;
+  const std::string dbname_;
+  std::unique_ptr<FileLock> db_lock_;
+  std::unique_ptr<BlockCache> block_cache_;
+  std::unique_ptr<TableCache> table_cache_;
+  std::shared_ptr<ObsoleteFiles> obsolete_ = std::make_shared<ObsoleteFiles>();
+
+  // Guarded by mutex_.
+  mutable std::mutex mutex_;
+  std::condition_variable bg_cv_;  // flush progress, shutdown
+  std::map<uint32_t, std::unique_ptr<ColumnFamilyData>> cfs_;
+  std::unordered_map<std::string, ColumnFamilyData*> cf_by_name_;
+  std::vector<std::unique_ptr<ColumnFamilyData>> dropped_cfs_;  // keeps dropped handles valid
+  uint32_t max_cf_id_ = 0;
+  std::shared_ptr<MemTableSlot> unified_slot_;
+  std::vector<std::shared_ptr<MemTableSlot>> slots_;  // every slot (one if unified)
+  uint64_t next_file_number_ = 2;
+  uint64_t manifest_number_ = 0;
+  std::unique_ptr<LogWriter> manifest_;
+  uint64_t manifest_size_ = 0;
+  std::multiset<SequenceNumber> snapshots_;
+  bool shutting_down_ = false;
+  Status bg_error_;   // last flush failure; cleared by a successful flush
+  Status wal_error_;  // a failed WAL sync: writes refuse until reopen (data state unknown)
+  int flushes_running_ = 0;
+
+  // Sequences: last_sequence_ is assigned by the leader under write_mu_; readers use
+  // visible_sequence_, published after a group is in the memtables.
+  SequenceNumber last_sequence_ = 0;
+  std::atomic<SequenceNumber> visible_sequence_{0};
+
+  // Write queue.
+  std::mutex write_mu_;
+  std::deque<Writer*> writers_;
+
+  // The live WAL. Replaced by the leader (with mutex_ held); read by the syncer.
+  std::mutex wal_mu_;
+  std::shared_ptr<LogWriter> wal_;
+  uint64_t wal_number_ = 0;
+  std::set<uint64_t> wal_files_;        // WAL files on disk (guarded by mutex_)
+  std::atomic<bool> wal_dirty_{false};  // appended since the last sync
+
+  std::vector<std::thread> flush_threads_;
+  std::thread sync_thread_;
+
+  // Counters for GetProperty("tidesdb.stats").
+  std::atomic<uint64_t> stat_wal_bytes_{0}, stat_wal_syncs_{0}, stat_commit_groups_{0}, stat_commits_{0},
+      stat_flushes_{0}, stat_flush_bytes_{0}, stat_stall_micros_{0};
+};
+
+}  // namespace tidesdb

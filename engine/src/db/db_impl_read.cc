@@ -1,0 +1,292 @@
+// Read path: point reads, iterators, snapshots, range estimates and properties.
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+#include "db/db_impl.h"
+#include "db/db_iter.h"
+#include "db/merging_iterator.h"
+#include "db/table_cache.h"
+#include "sst/table_reader.h"
+#include "sst/value_log.h"
+
+namespace tidesdb {
+
+class DBImpl::SnapshotImpl final : public Snapshot {
+ public:
+  SnapshotImpl(SequenceNumber seq, std::multiset<SequenceNumber>::iterator pos) : seq_(seq), pos_(pos) {}
+  uint64_t sequence() const override { return seq_; }
+  std::multiset<SequenceNumber>::iterator pos() const { return pos_; }
+
+ private:
+  const SequenceNumber seq_;
+  const std::multiset<SequenceNumber>::iterator pos_;
+};
+
+const Snapshot* DBImpl::GetSnapshot() {
+  std::lock_guard<std::mutex> l(mutex_);
+  SequenceNumber seq = visible_sequence_.load(std::memory_order_acquire);
+  return new SnapshotImpl(seq, snapshots_.insert(seq));
+}
+
+void DBImpl::ReleaseSnapshot(const Snapshot* snapshot) {
+  if (snapshot == nullptr) return;
+  const auto* impl = static_cast<const SnapshotImpl*>(snapshot);
+  {
+    std::lock_guard<std::mutex> l(mutex_);
+    snapshots_.erase(impl->pos());
+  }
+  delete impl;
+}
+
+SequenceNumber DBImpl::OldestSnapshotSequence() const {
+  std::lock_guard<std::mutex> l(mutex_);
+  return snapshots_.empty() ? visible_sequence_.load(std::memory_order_acquire) : *snapshots_.begin();
+}
+
+DBImpl::ReadView DBImpl::GetReadView(ColumnFamilyData* cfd) const {
+  return ReadView{cfd->slot->view, cfd->version};
+}
+
+ValueFetcher DBImpl::MakeValueFetcher() {
+  TableCache* cache = table_cache_.get();
+  return [cache](const ValuePointer& ptr, std::string* value) -> Status {
+    std::shared_ptr<ValueLogReader> reader;
+    Status s = cache->GetValueLog(ptr.file_number, &reader);
+    if (!s.ok()) return s;
+    return reader->Get(ptr, value);
+  };
+}
+
+namespace {
+uint64_t NowSeconds(Env* env) { return env->NowMicros() / 1000000; }
+
+bool UserKeyInFile(Slice user_key, const FileMetaData& f) {
+  return user_key >= ExtractUserKey(f.smallest) && user_key <= ExtractUserKey(f.largest);
+}
+}  // namespace
+
+Status DBImpl::Get(const ReadOptions& options, ColumnFamilyHandle* cf, Slice key, std::string* value) {
+  ReadView view;
+  uint32_t cf_id;
+  {
+    std::lock_guard<std::mutex> l(mutex_);
+    ColumnFamilyData* cfd = LiveCfd(cf);
+    if (cfd == nullptr) return Status::InvalidArgument("column family was dropped or is unknown");
+    view = GetReadView(cfd);
+    cf_id = cfd->id;
+  }
+  const SequenceNumber snap = options.snapshot != nullptr ? options.snapshot->sequence()
+                                                          : visible_sequence_.load(std::memory_order_acquire);
+  const uint64_t now = NowSeconds(env_);
+  const ValueFetcher fetch = MakeValueFetcher();
+
+  auto finish = [&](ValueType type, Slice raw) -> Status {
+    EntryState state;
+    Status s = DecodeEntry(type, raw, now, fetch, &state, value);
+    if (!s.ok()) return s;
+    return state == EntryState::kLive ? Status::OK() : Status::NotFound();
+  };
+
+  ValueType type;
+  Slice raw;
+  if (view.mems->active->Get(cf_id, key, snap, &type, &raw)) return finish(type, raw);
+  for (const auto& mem : view.mems->immutables) {
+    if (mem->Get(cf_id, key, snap, &type, &raw)) return finish(type, raw);
+  }
+
+  std::string target;
+  AppendInternalKey(&target, key, snap, kValueTypeForSeek);
+  std::string found_key, found_value;
+  auto probe = [&](const FileMetaData& f, bool* found) -> Status {
+    std::shared_ptr<TableReader> table;
+    Status s = table_cache_->GetTable(f.file_number, f.file_size, &table);
+    if (!s.ok()) return s;
+    return table->Get(target, found, &found_key, &found_value);
+  };
+  const Version& v = *view.version;
+  for (size_t level = 0; level < v.levels.size(); ++level) {
+    const auto& files = v.levels[level];
+    if (level == 0) {
+      for (const auto& f : files) {
+        if (!UserKeyInFile(key, *f) || f->smallest_seq > snap) continue;
+        bool found = false;
+        Status s = probe(*f, &found);
+        if (!s.ok()) return s;
+        if (found) {
+          ParsedInternalKey ikey;
+          if (!ParseInternalKey(found_key, &ikey)) return Status::Corruption("malformed key in SSTable");
+          return finish(ikey.type, found_value);
+        }
+      }
+      continue;
+    }
+    // Sorted, disjoint files: the only candidate is the first whose largest key >= key.
+    auto it = std::lower_bound(files.begin(), files.end(), key,
+                               [](const auto& f, Slice k) { return ExtractUserKey(f->largest) < k; });
+    if (it == files.end() || !UserKeyInFile(key, **it)) continue;
+    bool found = false;
+    Status s = probe(**it, &found);
+    if (!s.ok()) return s;
+    if (found) {
+      ParsedInternalKey ikey;
+      if (!ParseInternalKey(found_key, &ikey)) return Status::Corruption("malformed key in SSTable");
+      return finish(ikey.type, found_value);
+    }
+  }
+  return Status::NotFound();
+}
+
+std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options, ColumnFamilyHandle* cf) {
+  struct IterState {
+    ReadView view;
+    std::vector<std::shared_ptr<TableReader>> tables;
+  };
+  auto state = std::make_shared<IterState>();
+  uint32_t cf_id;
+  {
+    std::lock_guard<std::mutex> l(mutex_);
+    ColumnFamilyData* cfd = LiveCfd(cf);
+    if (cfd == nullptr) {
+      return NewDBIterator(std::unique_ptr<InternalIterator>(NewEmptyInternalIterator(
+                               Status::InvalidArgument("column family was dropped or is unknown"))),
+                           DBIterOptions(), nullptr);
+    }
+    state->view = GetReadView(cfd);
+    cf_id = cfd->id;
+  }
+  DBIterOptions dbo;
+  dbo.snapshot = options.snapshot != nullptr ? options.snapshot->sequence()
+                                             : visible_sequence_.load(std::memory_order_acquire);
+  if (options.lower_bound != nullptr) dbo.lower_bound = std::string(*options.lower_bound);
+  if (options.upper_bound != nullptr) dbo.upper_bound = std::string(*options.upper_bound);
+  dbo.now_seconds = NowSeconds(env_);
+  dbo.fetch = MakeValueFetcher();
+
+  std::vector<std::unique_ptr<InternalIterator>> children;
+  children.push_back(state->view.mems->active->NewIterator(cf_id));
+  for (const auto& mem : state->view.mems->immutables) children.push_back(mem->NewIterator(cf_id));
+  for (const auto& level : state->view.version->levels) {
+    for (const auto& f : level) {
+      // Files wholly outside the bounds cannot contribute.
+      if (dbo.lower_bound && ExtractUserKey(f->largest) < Slice(*dbo.lower_bound)) continue;
+      if (dbo.upper_bound && ExtractUserKey(f->smallest) >= Slice(*dbo.upper_bound)) continue;
+      if (f->smallest_seq > dbo.snapshot) continue;
+      std::shared_ptr<TableReader> table;
+      Status s = table_cache_->GetTable(f->file_number, f->file_size, &table);
+      if (!s.ok()) {
+        children.emplace_back(NewEmptyInternalIterator(s));
+        continue;
+      }
+      children.push_back(table->NewIterator(options.fill_cache));
+      state->tables.push_back(std::move(table));
+    }
+  }
+  return NewDBIterator(NewMergingIterator(std::move(children)), std::move(dbo), state);
+}
+
+RangeEstimate DBImpl::EstimateRange(ColumnFamilyHandle* cf, const Range& range) {
+  RangeEstimate est;
+  ReadView view;
+  uint32_t cf_id;
+  {
+    std::lock_guard<std::mutex> l(mutex_);
+    ColumnFamilyData* cfd = LiveCfd(cf);
+    if (cfd == nullptr) return est;
+    view = GetReadView(cfd);
+    cf_id = cfd->id;
+  }
+  std::string start_key, limit_key;
+  AppendInternalKey(&start_key, range.start, kMaxSequence, kValueTypeForSeek);
+  if (!range.limit.empty()) AppendInternalKey(&limit_key, range.limit, kMaxSequence, kValueTypeForSeek);
+  auto in_range = [&](Slice user_key) { return range.limit.empty() || user_key < range.limit; };
+
+  // Memtables: count entries by walking at most a bounded number of them.
+  constexpr uint64_t kMemWalkLimit = 4096;
+  std::vector<std::shared_ptr<MemTable>> mems{view.mems->active};
+  for (const auto& m : view.mems->immutables) mems.push_back(m);
+  for (const auto& mem : mems) {
+    auto it = mem->NewIterator(cf_id);
+    uint64_t n = 0, bytes = 0;
+    for (it->Seek(start_key); it->Valid() && n < kMemWalkLimit && in_range(ExtractUserKey(it->key()));
+         it->Next()) {
+      ++n;
+      bytes += it->key().size() + it->value().size();
+    }
+    if (n == kMemWalkLimit) {
+      // Too many to count cheaply: assume the rest of the CF's memtable entries lie in the
+      // range in the same density as the ones walked.
+      uint64_t total = mem->NumEntries(cf_id);
+      bytes = total > 0 ? bytes * total / n : bytes;
+      n = std::max(n, total);
+    }
+    est.keys += n;
+    est.bytes += bytes;
+  }
+  for (const auto& level : view.version->levels) {
+    for (const auto& f : level) {
+      if (ExtractUserKey(f->largest) < range.start) continue;
+      if (!range.limit.empty() && ExtractUserKey(f->smallest) >= range.limit) continue;
+      std::shared_ptr<TableReader> table;
+      if (!table_cache_->GetTable(f->file_number, f->file_size, &table).ok()) continue;
+      uint64_t begin = table->ApproximateOffsetOf(start_key);
+      uint64_t end = range.limit.empty() ? f->file_size : table->ApproximateOffsetOf(limit_key);
+      if (end <= begin) {
+        // The range falls inside one block: count a share of one block.
+        end = begin + std::min<uint64_t>(f->file_size, 4096) / 2;
+      }
+      uint64_t bytes = std::min(end - begin, f->file_size);
+      est.bytes += bytes;
+      const uint64_t data = std::max<uint64_t>(table->properties().data_size, 1);
+      est.keys += std::max<uint64_t>(1, f->num_entries * std::min(bytes, data) / data);
+    }
+  }
+  return est;
+}
+
+bool DBImpl::GetProperty(ColumnFamilyHandle* cf, Slice name, std::string* value) {
+  std::lock_guard<std::mutex> l(mutex_);
+  ColumnFamilyData* cfd = cf != nullptr ? LiveCfd(cf) : cfs_.at(0).get();
+  if (cfd == nullptr) return false;
+  const Slice level_prefix = "tidesdb.num-files-at-level";
+  if (name.starts_with(level_prefix)) {
+    std::string rest(name.substr(level_prefix.size()));
+    if (rest.empty() || rest.find_first_not_of("0123456789") != std::string::npos) return false;
+    size_t level = std::stoul(rest);
+    const auto& levels = cfd->version->levels;
+    *value = std::to_string(level < levels.size() ? levels[level].size() : 0);
+    return true;
+  }
+  if (name == "tidesdb.cur-size-all-mem-tables") {
+    uint64_t total = 0;
+    for (const auto& slot : slots_) {
+      total += slot->active.mem->ApproximateMemoryUsage();
+      for (const auto& imm : slot->immutables) total += imm.mem->ApproximateMemoryUsage();
+    }
+    *value = std::to_string(total);
+    return true;
+  }
+  if (name == "tidesdb.num-column-families") {
+    *value = std::to_string(cfs_.size());
+    return true;
+  }
+  if (name == "tidesdb.num-immutable-mem-tables") {
+    *value = std::to_string(cfd->slot->immutables.size());
+    return true;
+  }
+  if (name == "tidesdb.stats") {
+    char buf[1024];
+    std::snprintf(buf, sizeof(buf),
+                  "wal_bytes=%" PRIu64 " wal_syncs=%" PRIu64 " commit_groups=%" PRIu64 " commits=%" PRIu64
+                  " flushes=%" PRIu64 " flush_bytes=%" PRIu64 " stall_micros=%" PRIu64
+                  " last_sequence=%" PRIu64 " column_families=%zu\n",
+                  stat_wal_bytes_.load(), stat_wal_syncs_.load(), stat_commit_groups_.load(),
+                  stat_commits_.load(), stat_flushes_.load(), stat_flush_bytes_.load(),
+                  stat_stall_micros_.load(), visible_sequence_.load(), cfs_.size());
+    *value = buf;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace tidesdb

@@ -1,0 +1,346 @@
+// Write path: group commit through one WAL, memtable insertion, memtable switching and
+// write back-pressure.
+#include <algorithm>
+#include <chrono>
+
+#include "db/db_impl.h"
+#include "db/filename.h"
+#include "util/coding.h"
+#include "wal/log_writer.h"
+
+namespace tidesdb {
+
+namespace {
+// A leader stops adding followers' batches to its group past this many bytes.
+constexpr size_t kMaxGroupBytes = 4 << 20;
+// Frozen memtables a slot may hold before writers wait for a flush.
+constexpr size_t kMaxImmutablesPerSlot = 4;
+}  // namespace
+
+struct DBImpl::Writer {
+  WriteBatch* batch = nullptr;
+  const std::function<Status()>* exclusive = nullptr;
+  SyncMode sync = SyncMode::kFull;
+  bool disable_wal = false;
+  bool done = false;
+  Status status;
+  std::condition_variable cv;
+};
+
+SyncMode DBImpl::EffectiveSyncMode(const WriteOptions& options) const {
+  return options.sync_mode.value_or(options_.sync_mode);
+}
+
+Status DBImpl::Put(const WriteOptions& options, ColumnFamilyHandle* cf, Slice key, Slice value) {
+  if (cf == nullptr) return Status::InvalidArgument("null column family handle");
+  WriteBatch batch;
+  batch.Put(cf, key, value);
+  return Write(options, &batch);
+}
+
+Status DBImpl::Delete(const WriteOptions& options, ColumnFamilyHandle* cf, Slice key) {
+  if (cf == nullptr) return Status::InvalidArgument("null column family handle");
+  WriteBatch batch;
+  batch.Delete(cf, key);
+  return Write(options, &batch);
+}
+
+Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
+  if (batch == nullptr) return Status::InvalidArgument("null write batch");
+  if (batch->Count() == 0) return Status::OK();
+  static const std::function<Status()> kNone;
+  return WriteImpl(options, batch, kNone);
+}
+
+Status DBImpl::ValidateBatch(const WriteBatch& batch) const {
+  struct Checker : WriteBatch::Handler {
+    const DBImpl* db;
+    Status Check(uint32_t cf_id) {
+      auto it = db->cfs_.find(cf_id);
+      if (it == db->cfs_.end()) return Status::InvalidArgument("write to a dropped or unknown column family");
+      return Status::OK();
+    }
+    Status Put(uint32_t cf_id, Slice, Slice, uint64_t) override { return Check(cf_id); }
+    Status Delete(uint32_t cf_id, Slice) override { return Check(cf_id); }
+  } checker;
+  checker.db = this;
+  return batch.Iterate(&checker);
+}
+
+Status DBImpl::ApplyBatchToMemtables(const WriteBatch& batch, SequenceNumber first_seq) {
+  // Only the leader runs this; slots' active memtables and the CF map change only under
+  // the leader, so they are stable here without mutex_.
+  struct Inserter : WriteBatch::Handler {
+    DBImpl* db;
+    SequenceNumber seq;
+    std::string scratch;
+    MemTable* MemFor(uint32_t cf_id) {
+      if (db->unified_slot_) return db->unified_slot_->active.mem.get();
+      return db->cfs_.at(cf_id)->slot->active.mem.get();
+    }
+    Status Put(uint32_t cf_id, Slice key, Slice value, uint64_t expire_at) override {
+      if (expire_at == 0) {
+        MemFor(cf_id)->Add(cf_id, seq++, ValueType::kValue, key, value);
+      } else {
+        scratch.clear();
+        PutFixed64(&scratch, expire_at);
+        scratch.append(value.data(), value.size());
+        MemFor(cf_id)->Add(cf_id, seq++, ValueType::kValueWithExpiry, key, scratch);
+      }
+      return Status::OK();
+    }
+    Status Delete(uint32_t cf_id, Slice key) override {
+      MemFor(cf_id)->Add(cf_id, seq++, ValueType::kDeletion, key, Slice());
+      return Status::OK();
+    }
+  } inserter;
+  inserter.db = this;
+  inserter.seq = first_seq;
+  return batch.Iterate(&inserter);
+}
+
+Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
+                         const std::function<Status()>& exclusive) {
+  Writer w;
+  w.batch = batch;
+  w.exclusive = batch == nullptr ? &exclusive : nullptr;
+  w.sync = EffectiveSyncMode(options);
+  w.disable_wal = options.disable_wal;
+
+  std::unique_lock<std::mutex> wl(write_mu_);
+  writers_.push_back(&w);
+  while (!w.done && &w != writers_.front()) w.cv.wait(wl);
+  if (w.done) return w.status;
+
+  // This writer leads. An exclusive operation (DDL, manual flush) runs alone.
+  if (w.exclusive != nullptr) {
+    wl.unlock();
+    Status s = (*w.exclusive)();
+    wl.lock();
+    writers_.pop_front();
+    if (!writers_.empty()) writers_.front()->cv.notify_one();
+    return s;
+  }
+
+  std::vector<Writer*> group;
+  size_t group_bytes = 0;
+  for (Writer* x : writers_) {
+    if (x->exclusive != nullptr || x->disable_wal != w.disable_wal) break;
+    size_t sz = x->batch->ApproximateSize();
+    if (!group.empty() && group_bytes + sz > kMaxGroupBytes) break;
+    group.push_back(x);
+    group_bytes += sz;
+  }
+  wl.unlock();
+
+  std::vector<Writer*> accepted;
+  Status s;
+  {
+    std::unique_lock<std::mutex> l(mutex_);
+    if (shutting_down_) s = Status::Aborted("database is closing");
+    if (s.ok() && !wal_error_.ok()) s = wal_error_;
+    if (s.ok()) {
+      for (Writer* x : group) {
+        x->status = ValidateBatch(*x->batch);
+        if (x->status.ok()) accepted.push_back(x);
+      }
+      std::vector<WriteBatch*> batches;
+      for (Writer* x : accepted) batches.push_back(x->batch);
+      if (!accepted.empty()) s = MakeRoomForWrite(l, batches);
+    }
+  }
+
+  if (s.ok() && !accepted.empty()) {
+    SequenceNumber first = last_sequence_ + 1;
+    SequenceNumber next = first;
+    std::vector<std::string> payloads(accepted.size());
+    std::vector<LogWriter::Record> records;
+    bool need_sync = false;
+    for (size_t i = 0; i < accepted.size(); ++i) {
+      PutFixed64(&payloads[i], next);
+      payloads[i].append(accepted[i]->batch->Data());
+      records.push_back(LogWriter::Record{kWalWriteBatch, payloads[i]});
+      next += accepted[i]->batch->Count();
+      need_sync |= accepted[i]->sync == SyncMode::kFull;
+    }
+    if (next - 1 > kMaxSequence) s = Status::NotSupported("sequence numbers exhausted");
+    if (s.ok() && !w.disable_wal) {
+      bool append_failed = false, sync_failed = false;
+      uint64_t before = 0;
+      {
+        // The syncer thread may fsync this WAL too; LogWriter is not thread-safe.
+        std::lock_guard<std::mutex> g(wal_mu_);
+        before = wal_->size();
+        s = wal_->AddRecords(records);
+        append_failed = !s.ok();
+        if (s.ok()) {
+          stat_wal_bytes_ += wal_->size() - before;
+          wal_dirty_.store(true, std::memory_order_release);
+          if (need_sync) {
+            s = wal_->Sync();
+            stat_wal_syncs_++;
+            sync_failed = !s.ok();
+            if (s.ok()) wal_dirty_.store(false, std::memory_order_release);
+          }
+        }
+      }
+      if (append_failed) {
+        // A partial record may be in the file. Cut it off and continue in a new WAL, so a
+        // later record never follows garbage (which recovery would call corruption).
+        Status t = env_->TruncateFile(WalFileName(dbname_, wal_number_), before);
+        std::lock_guard<std::mutex> l(mutex_);
+        if (t.ok()) t = NewWal();
+        if (!t.ok()) wal_error_ = Status::IOError("WAL unusable after a failed write", t.ToString());
+      } else if (sync_failed) {
+        // After a failed fsync the durable state of the WAL is unknown: refuse further
+        // writes until the database is reopened and recovers from what is on disk.
+        std::lock_guard<std::mutex> l(mutex_);
+        wal_error_ = Status::IOError("WAL sync failed; reopen the database", s.ToString());
+      }
+    }
+    if (s.ok()) {
+      SequenceNumber seq = first;
+      for (Writer* x : accepted) {
+        x->status = ApplyBatchToMemtables(*x->batch, seq);
+        seq += x->batch->Count();
+      }
+      last_sequence_ = next - 1;
+      visible_sequence_.store(last_sequence_, std::memory_order_release);
+      stat_commit_groups_++;
+      stat_commits_ += accepted.size();
+    }
+  }
+  if (!s.ok()) {
+    for (Writer* x : accepted) x->status = s;
+  }
+
+  wl.lock();
+  for (Writer* x : group) {
+    writers_.pop_front();
+    if (x != &w) {
+      x->done = true;
+      x->cv.notify_one();
+    }
+  }
+  if (!writers_.empty()) writers_.front()->cv.notify_one();
+  return w.status;
+}
+
+Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>& l, const std::vector<WriteBatch*>& group) {
+  std::vector<MemTableSlot*> slots;
+  if (unified_slot_) {
+    slots.push_back(unified_slot_.get());
+  } else {
+    struct Collector : WriteBatch::Handler {
+      DBImpl* db;
+      std::vector<MemTableSlot*>* out;
+      void Add(uint32_t cf_id) {
+        MemTableSlot* s = db->cfs_.at(cf_id)->slot.get();
+        if (std::find(out->begin(), out->end(), s) == out->end()) out->push_back(s);
+      }
+      Status Put(uint32_t cf_id, Slice, Slice, uint64_t) override {
+        Add(cf_id);
+        return Status::OK();
+      }
+      Status Delete(uint32_t cf_id, Slice) override {
+        Add(cf_id);
+        return Status::OK();
+      }
+    } collector;
+    collector.db = this;
+    collector.out = &slots;
+    for (WriteBatch* b : group) b->Iterate(&collector);
+  }
+  for (MemTableSlot* slot : slots) {
+    while (slot->active.mem->ApproximateMemoryUsage() >= slot->write_buffer_size) {
+      if (slot->immutables.size() < kMaxImmutablesPerSlot) {
+        Status s = SwitchMemtableLocked(slot);
+        if (!s.ok()) return s;
+        break;
+      }
+      // Flushes are behind: wait for one. If flushing is failing (disk full), say so
+      // instead of waiting forever; the write can be retried once space is freed.
+      if (!bg_error_.ok()) return bg_error_;
+      if (shutting_down_) return Status::Aborted("database is closing");
+      auto start = std::chrono::steady_clock::now();
+      bg_cv_.wait_for(l, std::chrono::milliseconds(100));
+      stat_stall_micros_ +=
+          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start)
+              .count();
+    }
+  }
+  return Status::OK();
+}
+
+Status DBImpl::SwitchMemtableLocked(MemTableSlot* slot) {
+  if (slot->active.mem->empty()) return Status::OK();
+  Status s = NewWal();
+  if (!s.ok()) return s;
+  MemTableEntry frozen = slot->active;
+  frozen.end_sequence = last_sequence_;
+  slot->immutables.push_back(std::move(frozen));
+  slot->active.mem = NewMemTable(slot->write_buffer_size);
+  slot->active.wal_number = wal_number_;
+  slot->PublishView();
+  MaybeScheduleFlushLocked();
+  return Status::OK();
+}
+
+Status DBImpl::NewWal() {
+  uint64_t number = next_file_number_++;
+  std::string fname = WalFileName(dbname_, number);
+  EnvOptions eo;
+  eo.buffered_writes = false;  // every commit reaches the OS before it is acknowledged
+  std::unique_ptr<WritableFile> file;
+  Status s = env_->NewWritableFile(fname, eo, &file);
+  if (!s.ok()) return s;
+  auto writer = std::make_shared<LogWriter>(std::move(file), LogKind::kWal, number);
+  // The header must be durable before records follow it, and the file's name too.
+  s = writer->Sync();
+  if (s.ok()) s = env_->SyncDir(dbname_);
+  if (!s.ok()) {
+    writer->Close();
+    env_->RemoveFile(fname);
+    return s;
+  }
+  std::shared_ptr<LogWriter> old;
+  {
+    std::lock_guard<std::mutex> l(wal_mu_);
+    old = std::move(wal_);
+    wal_ = std::move(writer);
+    wal_number_ = number;
+  }
+  wal_files_.insert(number);
+  if (old) {
+    // Sync the finished log so that after a power loss what survives is a prefix of the
+    // commit order even in SyncMode::kNone (never a later log without an earlier one).
+    Status t = old->Sync();
+    if (t.ok()) t = old->Close();
+    if (!t.ok()) wal_error_ = Status::IOError("WAL sync at rotation failed", t.ToString());
+  }
+  wal_dirty_.store(false, std::memory_order_release);
+  return Status::OK();
+}
+
+Status DBImpl::SyncWAL() {
+  std::lock_guard<std::mutex> l(wal_mu_);
+  if (!wal_) return Status::OK();
+  Status s = wal_->Sync();
+  stat_wal_syncs_++;
+  return s;
+}
+
+void DBImpl::IntervalSyncLoop() {
+  std::unique_lock<std::mutex> l(mutex_);
+  while (!shutting_down_) {
+    bg_cv_.wait_for(l, std::chrono::microseconds(std::max<uint64_t>(options_.sync_interval_micros, 1000)));
+    if (shutting_down_) break;
+    if (!wal_dirty_.exchange(false, std::memory_order_acq_rel)) continue;
+    l.unlock();
+    Status s = SyncWAL();
+    l.lock();
+    if (!s.ok() && wal_error_.ok()) wal_error_ = Status::IOError("interval WAL sync failed", s.ToString());
+  }
+}
+
+}  // namespace tidesdb

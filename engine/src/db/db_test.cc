@@ -1,0 +1,396 @@
+// Behaviour of the public DB API, in both memtable modes.
+#include "tidesdb/db.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "tidesdb/env.h"
+
+namespace tidesdb {
+namespace {
+
+std::string TestDir(const std::string& name) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  std::string base = tmp != nullptr ? tmp : "/tmp";
+  std::string clean = name;
+  for (char& c : clean) {
+    if (c == '/') c = '_';
+  }
+  std::string dir = base + "/tidesdb_db_test_" + clean + "_" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+class DBTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    dir_ = TestDir(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    options_.unified_memtable = GetParam();
+    options_.sync_mode = SyncMode::kNone;  // durability has its own tests; keep these fast
+    options_.unified_memtable_write_buffer_size = 256 << 10;
+    options_.default_cf_options.write_buffer_size = 256 << 10;
+    Reopen();
+  }
+  void TearDown() override {
+    db_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void Reopen() {
+    db_.reset();
+    ASSERT_TRUE(DB::Open(options_, dir_, &db_).ok());
+  }
+  std::string Get(ColumnFamilyHandle* cf, const std::string& key, const Snapshot* snap = nullptr) {
+    ReadOptions ro;
+    ro.snapshot = snap;
+    std::string v;
+    Status s = db_->Get(ro, cf, key, &v);
+    if (s.IsNotFound()) return "NOT_FOUND";
+    if (!s.ok()) return "ERROR: " + s.ToString();
+    return v;
+  }
+  std::string Get(const std::string& key) { return Get(db_->DefaultColumnFamily(), key); }
+  void Put(const std::string& k, const std::string& v) {
+    ASSERT_TRUE(db_->Put(WriteOptions(), db_->DefaultColumnFamily(), k, v).ok());
+  }
+  std::string Scan(ColumnFamilyHandle* cf, ReadOptions ro = ReadOptions()) {
+    std::string out;
+    auto it = db_->NewIterator(ro, cf);
+    for (it->SeekToFirst(); it->Valid(); it->Next())
+      out += std::string(it->key()) + "=" + std::string(it->value()) + ",";
+    EXPECT_TRUE(it->status().ok()) << it->status().ToString();
+    return out;
+  }
+  std::string ScanBackward(ColumnFamilyHandle* cf, ReadOptions ro = ReadOptions()) {
+    std::string out;
+    auto it = db_->NewIterator(ro, cf);
+    for (it->SeekToLast(); it->Valid(); it->Prev())
+      out += std::string(it->key()) + "=" + std::string(it->value()) + ",";
+    EXPECT_TRUE(it->status().ok()) << it->status().ToString();
+    return out;
+  }
+
+  std::string dir_;
+  Options options_;
+  std::unique_ptr<DB> db_;
+};
+
+TEST_P(DBTest, PutGetDeleteOverwrite) {
+  EXPECT_EQ(Get("a"), "NOT_FOUND");
+  Put("a", "1");
+  Put("b", "2");
+  EXPECT_EQ(Get("a"), "1");
+  Put("a", "3");
+  EXPECT_EQ(Get("a"), "3");
+  ASSERT_TRUE(db_->Delete(WriteOptions(), db_->DefaultColumnFamily(), "a").ok());
+  EXPECT_EQ(Get("a"), "NOT_FOUND");
+  EXPECT_EQ(Get("b"), "2");
+  Put("", "empty-key");
+  EXPECT_EQ(Get(""), "empty-key");
+}
+
+TEST_P(DBTest, SurvivesReopenFromWalAndFromSSTables) {
+  Put("k1", "v1");
+  Put("k2", "v2");
+  ASSERT_TRUE(db_->Delete(WriteOptions(), db_->DefaultColumnFamily(), "k2").ok());
+  Reopen();  // from the WAL
+  EXPECT_EQ(Get("k1"), "v1");
+  EXPECT_EQ(Get("k2"), "NOT_FOUND");
+  ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  Put("k3", "v3");
+  Reopen();
+  EXPECT_EQ(Get("k1"), "v1");
+  EXPECT_EQ(Get("k2"), "NOT_FOUND");
+  EXPECT_EQ(Get("k3"), "v3");
+  std::string files;
+  ASSERT_TRUE(db_->GetProperty(db_->DefaultColumnFamily(), "tidesdb.num-files-at-level0", &files));
+  EXPECT_GE(std::stoi(files), 1);
+}
+
+TEST_P(DBTest, DeleteHidesOlderVersionsInSSTables) {
+  Put("x", "old");
+  ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  ASSERT_TRUE(db_->Delete(WriteOptions(), db_->DefaultColumnFamily(), "x").ok());
+  EXPECT_EQ(Get("x"), "NOT_FOUND");
+  ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  EXPECT_EQ(Get("x"), "NOT_FOUND");
+  EXPECT_EQ(Scan(db_->DefaultColumnFamily()), "");
+  Reopen();
+  EXPECT_EQ(Get("x"), "NOT_FOUND");
+}
+
+TEST_P(DBTest, ColumnFamiliesAreIsolatedAndDropIsReal) {
+  ColumnFamilyHandle* a;
+  ColumnFamilyHandle* b;
+  ASSERT_TRUE(db_->CreateColumnFamily(ColumnFamilyOptions(), "a", &a).ok());
+  ASSERT_TRUE(db_->CreateColumnFamily(ColumnFamilyOptions(), "b", &b).ok());
+  ColumnFamilyHandle* dup;
+  EXPECT_TRUE(db_->CreateColumnFamily(ColumnFamilyOptions(), "a", &dup).IsInvalidArgument());
+  ASSERT_TRUE(db_->Put(WriteOptions(), a, "k", "in-a").ok());
+  ASSERT_TRUE(db_->Put(WriteOptions(), b, "k", "in-b").ok());
+  EXPECT_EQ(Get(a, "k"), "in-a");
+  EXPECT_EQ(Get(b, "k"), "in-b");
+  EXPECT_EQ(Get("k"), "NOT_FOUND");
+  ASSERT_TRUE(db_->Flush(FlushOptions(), a).ok());
+  ASSERT_TRUE(db_->Put(WriteOptions(), a, "k2", "mem").ok());
+  ASSERT_TRUE(db_->DropColumnFamily(a).ok());
+  EXPECT_TRUE(db_->Put(WriteOptions(), a, "k", "x").IsInvalidArgument());
+  EXPECT_EQ(db_->GetColumnFamily("a"), nullptr);
+  // Same name again: a new, empty CF, before and after reopen and flush.
+  ColumnFamilyHandle* a2;
+  ASSERT_TRUE(db_->CreateColumnFamily(ColumnFamilyOptions(), "a", &a2).ok());
+  EXPECT_NE(a2->id(), a->id());
+  EXPECT_EQ(Get(a2, "k"), "NOT_FOUND");
+  EXPECT_EQ(Scan(a2), "");
+  ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  Reopen();
+  a2 = db_->GetColumnFamily("a");
+  ASSERT_NE(a2, nullptr);
+  EXPECT_EQ(Scan(a2), "");
+  EXPECT_EQ(Get(db_->GetColumnFamily("b"), "k"), "in-b");
+  auto names = db_->ListColumnFamilies();
+  EXPECT_EQ(names.size(), 3u);
+}
+
+TEST_P(DBTest, DroppedColumnFamilyFilesAreDeleted) {
+  ColumnFamilyHandle* cf;
+  ASSERT_TRUE(db_->CreateColumnFamily(ColumnFamilyOptions(), "t", &cf).ok());
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE(db_->Put(WriteOptions(), cf, "k" + std::to_string(i), std::string(2000, 'v')).ok());
+  }
+  ASSERT_TRUE(db_->Flush(FlushOptions(), cf).ok());
+  auto count_files = [&] {
+    int n = 0;
+    for (auto& e : std::filesystem::directory_iterator(dir_)) {
+      auto ext = e.path().extension();
+      n += ext == ".klog" || ext == ".vlog";
+    }
+    return n;
+  };
+  EXPECT_GE(count_files(), 2);  // a key log and a value log
+  ASSERT_TRUE(db_->DropColumnFamily(cf).ok());
+  EXPECT_EQ(count_files(), 0);
+}
+
+TEST_P(DBTest, WriteBatchIsAtomicAcrossColumnFamilies) {
+  ColumnFamilyHandle* a;
+  ASSERT_TRUE(db_->CreateColumnFamily(ColumnFamilyOptions(), "a", &a).ok());
+  WriteBatch batch;
+  batch.Put(a, "k", "1");
+  batch.Put(db_->DefaultColumnFamily(), "k", "2");
+  batch.Delete(a, "missing");
+  ASSERT_TRUE(db_->Write(WriteOptions(), &batch).ok());
+  EXPECT_EQ(Get(a, "k"), "1");
+  EXPECT_EQ(Get("k"), "2");
+  // A batch naming a dropped CF is refused whole.
+  ColumnFamilyHandle* gone;
+  ASSERT_TRUE(db_->CreateColumnFamily(ColumnFamilyOptions(), "gone", &gone).ok());
+  uint32_t gone_id = gone->id();
+  ASSERT_TRUE(db_->DropColumnFamily(gone).ok());
+  WriteBatch bad;
+  bad.Put(a, "k", "changed");
+  bad.Put(gone_id, "k", "x");
+  EXPECT_TRUE(db_->Write(WriteOptions(), &bad).IsInvalidArgument());
+  EXPECT_EQ(Get(a, "k"), "1");
+}
+
+TEST_P(DBTest, IteratorsMergeMemtablesAndSSTablesBothWays) {
+  std::map<std::string, std::string> model;
+  for (int round = 0; round < 3; ++round) {
+    for (int i = round; i < 60; i += 2) {
+      std::string k = "key" + std::to_string(100 + i);
+      std::string v = "r" + std::to_string(round) + "_" + std::to_string(i);
+      Put(k, v);
+      model[k] = v;
+    }
+    for (int i = round; i < 60; i += 7) {
+      std::string k = "key" + std::to_string(100 + i);
+      ASSERT_TRUE(db_->Delete(WriteOptions(), db_->DefaultColumnFamily(), k).ok());
+      model.erase(k);
+    }
+    if (round < 2) {
+      ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+    }
+  }
+  std::string forward, backward;
+  for (auto& [k, v] : model) forward += k + "=" + v + ",";
+  for (auto it = model.rbegin(); it != model.rend(); ++it) backward += it->first + "=" + it->second + ",";
+  EXPECT_EQ(Scan(db_->DefaultColumnFamily()), forward);
+  EXPECT_EQ(ScanBackward(db_->DefaultColumnFamily()), backward);
+
+  auto it = db_->NewIterator(ReadOptions(), db_->DefaultColumnFamily());
+  it->Seek("key130");
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(std::string(it->key()), model.lower_bound("key130")->first);
+  it->Prev();
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(std::string(it->key()), std::prev(model.lower_bound("key130"))->first);
+  it->Next();
+  it->Next();
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(std::string(it->key()), std::next(model.lower_bound("key130"))->first);
+  it->SeekForPrev("key130");
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(std::string(it->key()), std::prev(model.upper_bound("key130"))->first);
+}
+
+TEST_P(DBTest, IteratorBounds) {
+  for (char c = 'a'; c <= 'h'; ++c) Put(std::string(1, c), std::string(1, c));
+  ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  Slice lo("c"), hi("f");
+  ReadOptions ro;
+  ro.lower_bound = &lo;
+  ro.upper_bound = &hi;
+  EXPECT_EQ(Scan(db_->DefaultColumnFamily(), ro), "c=c,d=d,e=e,");
+  EXPECT_EQ(ScanBackward(db_->DefaultColumnFamily(), ro), "e=e,d=d,c=c,");
+  auto it = db_->NewIterator(ro, db_->DefaultColumnFamily());
+  it->Seek("a");
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->key(), "c");
+  it->SeekForPrev("z");
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->key(), "e");
+  it->Seek("f");
+  EXPECT_FALSE(it->Valid());
+  it->SeekForPrev("b");
+  EXPECT_FALSE(it->Valid());
+}
+
+TEST_P(DBTest, SnapshotsSeeAConsistentPast) {
+  Put("a", "1");
+  Put("b", "1");
+  const Snapshot* snap = db_->GetSnapshot();
+  Put("a", "2");
+  ASSERT_TRUE(db_->Delete(WriteOptions(), db_->DefaultColumnFamily(), "b").ok());
+  Put("c", "2");
+  ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  EXPECT_EQ(Get(db_->DefaultColumnFamily(), "a", snap), "1");
+  EXPECT_EQ(Get(db_->DefaultColumnFamily(), "b", snap), "1");
+  EXPECT_EQ(Get(db_->DefaultColumnFamily(), "c", snap), "NOT_FOUND");
+  ReadOptions ro;
+  ro.snapshot = snap;
+  EXPECT_EQ(Scan(db_->DefaultColumnFamily(), ro), "a=1,b=1,");
+  EXPECT_EQ(Scan(db_->DefaultColumnFamily()), "a=2,c=2,");
+  db_->ReleaseSnapshot(snap);
+}
+
+TEST_P(DBTest, LargeValuesLiveInTheValueLog) {
+  auto big = [](int i) { return std::to_string(i) + std::string(100000, static_cast<char>('a' + i)); };
+  for (int i = 0; i < 20; ++i) Put("big" + std::to_string(i), big(i));
+  Put("small", "s");
+  ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  bool vlog = false;
+  for (auto& e : std::filesystem::directory_iterator(dir_)) {
+    vlog |= e.path().extension() == ".vlog";
+  }
+  EXPECT_TRUE(vlog);
+  Reopen();
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_TRUE(Get("big" + std::to_string(i)) == big(i)) << i;
+  }
+  auto it = db_->NewIterator(ReadOptions(), db_->DefaultColumnFamily());
+  it->Seek("big1");
+  ASSERT_TRUE(it->Valid());
+  EXPECT_TRUE(it->value() == big(1));
+  EXPECT_EQ(Get("small"), "s");
+}
+
+TEST_P(DBTest, ExpiredEntriesAreInvisible) {
+  WriteBatch batch;
+  batch.PutWithExpiry(db_->DefaultColumnFamily(), "old", "v", 1);              // 1970
+  batch.PutWithExpiry(db_->DefaultColumnFamily(), "future", "v", 4102444800);  // 2100
+  ASSERT_TRUE(db_->Write(WriteOptions(), &batch).ok());
+  EXPECT_EQ(Get("old"), "NOT_FOUND");
+  EXPECT_EQ(Get("future"), "v");
+  ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  EXPECT_EQ(Get("old"), "NOT_FOUND");
+  EXPECT_EQ(Scan(db_->DefaultColumnFamily()), "future=v,");
+}
+
+TEST_P(DBTest, ManyColumnFamiliesAreCheap) {
+  std::vector<ColumnFamilyHandle*> cfs;
+  for (int i = 0; i < 1000; ++i) {
+    ColumnFamilyHandle* cf;
+    ASSERT_TRUE(db_->CreateColumnFamily(ColumnFamilyOptions(), "cf" + std::to_string(i), &cf).ok());
+    cfs.push_back(cf);
+  }
+  for (int i = 0; i < 1000; i += 10) {
+    ASSERT_TRUE(db_->Put(WriteOptions(), cfs[i], "k", std::to_string(i)).ok());
+  }
+  Reopen();
+  for (int i = 0; i < 1000; i += 10) {
+    EXPECT_EQ(Get(db_->GetColumnFamily("cf" + std::to_string(i)), "k"), std::to_string(i));
+  }
+  EXPECT_EQ(db_->ListColumnFamilies().size(), 1001u);
+}
+
+TEST_P(DBTest, ConcurrentWritersAllLand) {
+  options_.sync_mode = SyncMode::kFull;
+  Reopen();
+  constexpr int kThreads = 4, kPerThread = 200;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        std::string k = "t" + std::to_string(t) + "_" + std::to_string(i);
+        ASSERT_TRUE(db_->Put(WriteOptions(), db_->DefaultColumnFamily(), k, std::string(200, 'v')).ok());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  Reopen();
+  int n = 0;
+  auto it = db_->NewIterator(ReadOptions(), db_->DefaultColumnFamily());
+  for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
+  EXPECT_EQ(n, kThreads * kPerThread);
+  std::string stats;
+  ASSERT_TRUE(db_->GetProperty(nullptr, "tidesdb.stats", &stats));
+}
+
+TEST_P(DBTest, MemtableSwitchesAndBackgroundFlushesKeepEverything) {
+  // 256 KiB write buffers: this writes ~12 memtables' worth.
+  std::map<std::string, std::string> model;
+  for (int i = 0; i < 20000; ++i) {
+    std::string k = "k" + std::to_string((i * 7919) % 5000);
+    std::string v = std::to_string(i) + std::string(100, 'p');
+    Put(k, v);
+    model[k] = v;
+  }
+  for (auto& [k, v] : model) {
+    ASSERT_EQ(Get(k), v);
+  }
+  Reopen();
+  std::string expect;
+  for (auto& [k, v] : model) expect += k + "=" + v + ",";
+  EXPECT_EQ(Scan(db_->DefaultColumnFamily()), expect);
+}
+
+TEST_P(DBTest, RangeEstimatesGrowWithTheRange) {
+  for (int i = 0; i < 10000; ++i) {
+    char k[16];
+    std::snprintf(k, sizeof(k), "k%06d", i);
+    Put(k, std::string(100, 'v'));
+  }
+  ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  auto small = db_->EstimateRange(db_->DefaultColumnFamily(), Range{"k000000", "k001000"});
+  auto large = db_->EstimateRange(db_->DefaultColumnFamily(), Range{"k000000", "k009000"});
+  auto none = db_->EstimateRange(db_->DefaultColumnFamily(), Range{"z", ""});
+  EXPECT_GT(small.keys, 0u);
+  EXPECT_GT(large.bytes, small.bytes);
+  EXPECT_GT(large.keys, small.keys);
+  EXPECT_EQ(none.keys, 0u);
+}
+
+TEST_P(DBTest, SecondOpenOfTheSameDirectoryIsRefused) {
+  std::unique_ptr<DB> other;
+  Status s = DB::Open(options_, dir_, &other);
+  EXPECT_FALSE(s.ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(MemtableModes, DBTest, ::testing::Values(true, false),
+                         [](const auto& info) { return info.param ? "Unified" : "PerColumnFamily"; });
+
+}  // namespace
+}  // namespace tidesdb

@@ -1,0 +1,113 @@
+#include "db/table_cache.h"
+
+#include "cache/block_cache.h"
+#include "db/filename.h"
+#include "sst/table_reader.h"
+#include "sst/value_log.h"
+
+namespace tidesdb {
+
+TableCache::TableCache(Env* env, std::string dbname, BlockCache* block_cache, size_t capacity)
+    : env_(env),
+      dbname_(std::move(dbname)),
+      block_cache_(block_cache),
+      capacity_(capacity < 1 ? 1 : capacity) {}
+
+TableCache::~TableCache() = default;
+
+void TableCache::InsertLocked(uint64_t file_number, Entry entry) {
+  lru_.push_front(file_number);
+  entry.lru_pos = lru_.begin();
+  map_[file_number] = std::move(entry);
+  while (map_.size() > capacity_) {
+    uint64_t victim = lru_.back();
+    lru_.pop_back();
+    map_.erase(victim);
+  }
+}
+
+Status TableCache::GetTable(uint64_t file_number, uint64_t file_size, std::shared_ptr<TableReader>* table) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = map_.find(file_number);
+    if (it != map_.end() && it->second.table) {
+      lru_.splice(lru_.begin(), lru_, it->second.lru_pos);
+      *table = it->second.table;
+      return Status::OK();
+    }
+  }
+  // Open outside the lock: it does I/O. Two threads may open the same file at once; the
+  // second insert simply replaces the first.
+  std::string fname = KeyLogFileName(dbname_, file_number);
+  std::unique_ptr<RandomAccessFile> file;
+  Status s = env_->NewRandomAccessFile(fname, &file);
+  if (!s.ok()) return s;
+  std::unique_ptr<TableReader> reader;
+  s = TableReader::Open(fname, file_number, std::move(file), file_size, block_cache_, &reader);
+  if (!s.ok()) return s;
+  std::shared_ptr<TableReader> shared(std::move(reader));
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = map_.find(file_number);
+  if (it != map_.end()) {
+    lru_.erase(it->second.lru_pos);
+    map_.erase(it);
+  }
+  Entry e;
+  e.table = shared;
+  InsertLocked(file_number, std::move(e));
+  *table = std::move(shared);
+  return Status::OK();
+}
+
+Status TableCache::GetValueLog(uint64_t file_number, std::shared_ptr<ValueLogReader>* vlog) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = map_.find(file_number);
+    if (it != map_.end() && it->second.vlog) {
+      lru_.splice(lru_.begin(), lru_, it->second.lru_pos);
+      *vlog = it->second.vlog;
+      return Status::OK();
+    }
+  }
+  std::string fname = ValueLogFileName(dbname_, file_number);
+  uint64_t size = 0;
+  Status s = env_->GetFileSize(fname, &size);
+  if (!s.ok()) return s;
+  std::unique_ptr<RandomAccessFile> file;
+  s = env_->NewRandomAccessFile(fname, &file);
+  if (!s.ok()) return s;
+  std::unique_ptr<ValueLogReader> reader;
+  s = ValueLogReader::Open(fname, file_number, std::move(file), size, &reader);
+  if (!s.ok()) return s;
+  std::shared_ptr<ValueLogReader> shared(std::move(reader));
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = map_.find(file_number);
+  if (it != map_.end()) {
+    lru_.erase(it->second.lru_pos);
+    map_.erase(it);
+  }
+  Entry e;
+  e.vlog = shared;
+  InsertLocked(file_number, std::move(e));
+  *vlog = std::move(shared);
+  return Status::OK();
+}
+
+void TableCache::Evict(uint64_t file_number) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = map_.find(file_number);
+    if (it != map_.end()) {
+      lru_.erase(it->second.lru_pos);
+      map_.erase(it);
+    }
+  }
+  if (block_cache_ != nullptr) block_cache_->EraseFile(file_number);
+}
+
+size_t TableCache::size() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return map_.size();
+}
+
+}  // namespace tidesdb

@@ -1,0 +1,51 @@
+// TableCache: open key-log and value-log readers, bounded by Options::max_open_sstables.
+// Readers are shared: an evicted reader stays usable by whoever still holds it, and its
+// file descriptor closes when the last holder lets go.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "tidesdb/env.h"
+#include "tidesdb/status.h"
+
+namespace tidesdb {
+
+class BlockCache;
+class TableReader;
+class ValueLogReader;
+
+class TableCache {
+ public:
+  TableCache(Env* env, std::string dbname, BlockCache* block_cache, size_t capacity);
+  ~TableCache();
+
+  Status GetTable(uint64_t file_number, uint64_t file_size, std::shared_ptr<TableReader>* table);
+  Status GetValueLog(uint64_t file_number, std::shared_ptr<ValueLogReader>* vlog);
+  // Forgets a deleted file (and its cached blocks).
+  void Evict(uint64_t file_number);
+  size_t size() const;
+
+ private:
+  struct Entry {
+    std::shared_ptr<TableReader> table;
+    std::shared_ptr<ValueLogReader> vlog;
+    std::list<uint64_t>::iterator lru_pos;
+  };
+  // Key space: table files and value-log files have distinct numbers (one counter).
+  void InsertLocked(uint64_t file_number, Entry entry);
+
+  Env* const env_;
+  const std::string dbname_;
+  BlockCache* const block_cache_;
+  const size_t capacity_;
+  mutable std::mutex mu_;
+  std::unordered_map<uint64_t, Entry> map_;
+  std::list<uint64_t> lru_;  // front = most recently used
+};
+
+}  // namespace tidesdb
