@@ -29,8 +29,10 @@ configure: headers
 build: configure
 	@cmake --build $(BUILD_DIR) -j$(JOBS)
 
-# Unit tests (CTest) and the engine's mysql-test-run suite; one summary line at the end.
-test: build
+# Unit tests (CTest) and the engine's mysql-test-run suite; one summary line at the end,
+# also when the build fails.
+test:
+	@$(MAKE) --no-print-directory build || { echo "test: the build failed"; echo "0 passed, 1 failed"; exit 1; }
 	@ASAN=$(ASAN) scripts/test.sh $(BUILD_DIR)
 
 # Starts a MariaDB server with ha_tidesdb.so loaded (data under var/), prints how to connect.

@@ -19,7 +19,8 @@ SUDO=""
 have_pkg() { # name [version]
   local st
   st=$(dpkg-query -W -f='${Status} ${Version}' "$1" 2>/dev/null) || return 1
-  case "$st" in "install ok installed"*) ;; *) return 1 ;; esac
+  # Held packages (apt-mark hold) report "hold ok installed".
+  case "$st" in "install ok installed"* | "hold ok installed"*) ;; *) return 1 ;; esac
   [ -z "${2:-}" ] || [ "${st##* }" = "$2" ]
 }
 

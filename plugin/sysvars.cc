@@ -1,0 +1,202 @@
+#include "sysvars.h"
+
+#include <climits>
+
+namespace tidesql {
+namespace {
+
+const tidesdb::Options kLibraryDefaults;
+const tidesdb::ColumnFamilyOptions& kCfDefaults = kLibraryDefaults.default_cf_options;
+
+const char* sync_mode_names[] = {"NONE", "INTERVAL", "FULL", nullptr};
+const char* compression_names[] = {"NONE", "SNAPPY", "LZ4", "ZSTD", nullptr};
+const char* log_level_names[] = {"DEBUG", "INFO", "WARN", "ERROR", "FATAL", "NONE", nullptr};
+
+TYPELIB sync_mode_typelib = {array_elements(sync_mode_names) - 1, "sync_mode_typelib", sync_mode_names,
+                             nullptr};
+TYPELIB compression_typelib = {array_elements(compression_names) - 1, "compression_typelib",
+                               compression_names, nullptr};
+TYPELIB log_level_typelib = {array_elements(log_level_names) - 1, "log_level_typelib", log_level_names,
+                             nullptr};
+
+static_assert(kSyncModeNone == static_cast<unsigned long>(tidesdb::SyncMode::kNone) &&
+              kSyncModeInterval == static_cast<unsigned long>(tidesdb::SyncMode::kInterval) &&
+              kSyncModeFull == static_cast<unsigned long>(tidesdb::SyncMode::kFull));
+static_assert(kCompressionNone == static_cast<unsigned long>(tidesdb::CompressionType::kNone) &&
+              kCompressionSnappy == static_cast<unsigned long>(tidesdb::CompressionType::kSnappy) &&
+              kCompressionLz4 == static_cast<unsigned long>(tidesdb::CompressionType::kLZ4) &&
+              kCompressionZstd == static_cast<unsigned long>(tidesdb::CompressionType::kZstd));
+static_assert(kLogLevelDebug == static_cast<unsigned long>(tidesdb::LogLevel::kDebug) &&
+              kLogLevelNone == static_cast<unsigned long>(tidesdb::LogLevel::kNone));
+
+constexpr unsigned long long kMiB = 1ULL << 20;
+constexpr unsigned long long kGiB = 1ULL << 30;
+
+constexpr int kStartupOnly = PLUGIN_VAR_RQCMDARG | PLUGIN_VAR_READONLY;
+constexpr int kDynamic = PLUGIN_VAR_RQCMDARG;
+// Booleans: a bare --tidesdb-use-btree means ON.
+constexpr int kStartupOnlyBool = PLUGIN_VAR_OPCMDARG | PLUGIN_VAR_READONLY;
+constexpr int kDynamicBool = PLUGIN_VAR_OPCMDARG;
+
+// --- startup only ---------------------------------------------------------------------------
+
+MYSQL_SYSVAR_ULONGLONG(block_cache_size, sysvars.block_cache_size, kStartupOnly,
+                       "Bytes of memory for the block cache (decompressed SSTable blocks, index and "
+                       "filter partitions); a hard bound",
+                       nullptr, nullptr, kLibraryDefaults.block_cache_size, kMiB, ULLONG_MAX, 0);
+
+MYSQL_SYSVAR_BOOL(unified_memtable, sysvars.unified_memtable, kStartupOnlyBool,
+                  "One memtable for all tables and indexes, split into per-column-family SSTables "
+                  "at flush",
+                  nullptr, nullptr, kLibraryDefaults.unified_memtable);
+
+MYSQL_SYSVAR_ULONGLONG(unified_memtable_write_buffer_size, sysvars.unified_memtable_write_buffer_size,
+                       kStartupOnly, "Size in bytes at which the unified memtable is frozen and flushed",
+                       nullptr, nullptr, kLibraryDefaults.unified_memtable_write_buffer_size, kMiB, 4 * kGiB,
+                       0);
+
+MYSQL_SYSVAR_ENUM(unified_memtable_sync_mode, sysvars.unified_memtable_sync_mode, kStartupOnly,
+                  "When a commit's write-ahead log record is fsynced while the unified memtable is on: "
+                  "NONE (never on commit), INTERVAL (by a background thread), FULL (before the commit "
+                  "returns)",
+                  nullptr, nullptr, static_cast<unsigned long>(kLibraryDefaults.sync_mode),
+                  &sync_mode_typelib);
+
+MYSQL_SYSVAR_ENUM(default_sync_mode, sysvars.default_sync_mode, kStartupOnly,
+                  "When a commit's write-ahead log record is fsynced while the unified memtable is off: "
+                  "NONE, INTERVAL or FULL",
+                  nullptr, nullptr, static_cast<unsigned long>(kLibraryDefaults.sync_mode),
+                  &sync_mode_typelib);
+
+MYSQL_SYSVAR_UINT(flush_threads, sysvars.flush_threads, kStartupOnly,
+                  "Background threads that flush memtables to SSTables", nullptr, nullptr,
+                  static_cast<unsigned int>(kLibraryDefaults.flush_threads), 1, 64, 0);
+
+MYSQL_SYSVAR_UINT(compaction_threads, sysvars.compaction_threads, kStartupOnly,
+                  "Background threads that compact SSTables", nullptr, nullptr,
+                  static_cast<unsigned int>(kLibraryDefaults.compaction_threads), 1, 64, 0);
+
+MYSQL_SYSVAR_UINT(max_open_sstables, sysvars.max_open_sstables, kStartupOnly,
+                  "Most SSTable files (key logs and value logs) kept open at once", nullptr, nullptr,
+                  static_cast<unsigned int>(kLibraryDefaults.max_open_sstables), 16, 1 << 20, 0);
+
+MYSQL_SYSVAR_ENUM(log_level, sysvars.log_level, kStartupOnly,
+                  "Least severe library message written to the server's error log: DEBUG, INFO, WARN, "
+                  "ERROR, FATAL or NONE",
+                  nullptr, nullptr, static_cast<unsigned long>(kLibraryDefaults.log_level),
+                  &log_level_typelib);
+
+MYSQL_SYSVAR_ULONGLONG(max_memory_usage, sysvars.max_memory_usage, kStartupOnly,
+                       "Bytes that memtables (active and immutable) may use before writers are slowed "
+                       "while flushes catch up; 0 = no bound beyond the write buffers",
+                       nullptr, nullptr, kLibraryDefaults.max_memory_usage, 0, ULLONG_MAX, 0);
+
+// --- dynamic: read when a table is created --------------------------------------------------
+
+MYSQL_SYSVAR_ENUM(default_compression, sysvars.default_compression, kDynamic,
+                  "Block compression of tables created from now on: NONE, SNAPPY, LZ4 or ZSTD", nullptr,
+                  nullptr, static_cast<unsigned long>(kCfDefaults.compression), &compression_typelib);
+
+MYSQL_SYSVAR_DOUBLE(default_bloom_fpr, sysvars.default_bloom_fpr, kDynamic,
+                    "Bloom filter false-positive rate of tables created from now on; 0 = no filter", nullptr,
+                    nullptr, kCfDefaults.bloom_fpr, 0.0, 0.5, 0);
+
+MYSQL_SYSVAR_UINT(default_l0_queue_stall_threshold, sysvars.default_l0_queue_stall_threshold, kDynamic,
+                  "Level-0 files plus immutable memtables of a table at which its writers stall "
+                  "(tables created from now on)",
+                  nullptr, nullptr, static_cast<unsigned int>(kCfDefaults.l0_queue_stall_threshold), 1, 1024,
+                  0);
+
+MYSQL_SYSVAR_UINT(default_l1_file_count_trigger, sysvars.default_l1_file_count_trigger, kDynamic,
+                  "Level-0 files of a table that trigger a compaction into level 1 (tables created "
+                  "from now on)",
+                  nullptr, nullptr, static_cast<unsigned int>(kCfDefaults.l1_file_count_trigger), 1, 1024, 0);
+
+MYSQL_SYSVAR_DOUBLE(default_tombstone_density_trigger, sysvars.default_tombstone_density_trigger, kDynamic,
+                    "Fraction of tombstones in an SSTable that forces its compaction (tables created "
+                    "from now on)",
+                    nullptr, nullptr, kCfDefaults.tombstone_density_trigger, 0.0, 1.0, 0);
+
+MYSQL_SYSVAR_ULONGLONG(default_tombstone_density_min_entries, sysvars.default_tombstone_density_min_entries,
+                       kDynamic,
+                       "Entries an SSTable must hold before its tombstone density is considered (tables "
+                       "created from now on)",
+                       nullptr, nullptr, kCfDefaults.tombstone_density_min_entries, 0, ULLONG_MAX, 0);
+
+MYSQL_SYSVAR_BOOL(use_btree, sysvars.use_btree, kDynamicBool,
+                  "Multi-level B+tree index in the key logs of tables created from now on, instead of "
+                  "a single index block",
+                  nullptr, nullptr, kCfDefaults.use_btree);
+
+// --- session --------------------------------------------------------------------------------
+
+MYSQL_THDVAR_BOOL(skip_unique_check, kDynamicBool,
+                  "Skip the uniqueness checks of INSERT and UPDATE in this session (for bulk loads of "
+                  "data known to be unique)",
+                  nullptr, nullptr, false);
+
+MYSQL_THDVAR_BOOL(pessimistic_locking, kDynamicBool,
+                  "Transactions of this session lock rows as they write them (row-lock manager, lock "
+                  "waits) instead of validating optimistically at commit",
+                  nullptr, nullptr, false);
+
+}  // namespace
+
+SystemVariables sysvars;
+
+st_mysql_sys_var* system_variables[] = {
+    MYSQL_SYSVAR(block_cache_size),
+    MYSQL_SYSVAR(unified_memtable),
+    MYSQL_SYSVAR(unified_memtable_write_buffer_size),
+    MYSQL_SYSVAR(unified_memtable_sync_mode),
+    MYSQL_SYSVAR(default_sync_mode),
+    MYSQL_SYSVAR(flush_threads),
+    MYSQL_SYSVAR(compaction_threads),
+    MYSQL_SYSVAR(max_open_sstables),
+    MYSQL_SYSVAR(log_level),
+    MYSQL_SYSVAR(max_memory_usage),
+    MYSQL_SYSVAR(default_compression),
+    MYSQL_SYSVAR(default_bloom_fpr),
+    MYSQL_SYSVAR(default_l0_queue_stall_threshold),
+    MYSQL_SYSVAR(default_l1_file_count_trigger),
+    MYSQL_SYSVAR(default_tombstone_density_trigger),
+    MYSQL_SYSVAR(default_tombstone_density_min_entries),
+    MYSQL_SYSVAR(use_btree),
+    MYSQL_SYSVAR(skip_unique_check),
+    MYSQL_SYSVAR(pessimistic_locking),
+    nullptr,
+};
+
+bool skip_unique_check(THD* thd) { return THDVAR(thd, skip_unique_check); }
+
+bool pessimistic_locking(THD* thd) { return THDVAR(thd, pessimistic_locking); }
+
+tidesdb::Options database_options() {
+  tidesdb::Options options;
+  options.block_cache_size = sysvars.block_cache_size;
+  options.unified_memtable = sysvars.unified_memtable;
+  options.unified_memtable_write_buffer_size = sysvars.unified_memtable_write_buffer_size;
+  options.sync_mode = static_cast<tidesdb::SyncMode>(
+      sysvars.unified_memtable ? sysvars.unified_memtable_sync_mode : sysvars.default_sync_mode);
+  options.flush_threads = static_cast<int>(sysvars.flush_threads);
+  options.compaction_threads = static_cast<int>(sysvars.compaction_threads);
+  options.max_open_sstables = static_cast<int>(sysvars.max_open_sstables);
+  options.log_level = static_cast<tidesdb::LogLevel>(sysvars.log_level);
+  options.max_memory_usage = sysvars.max_memory_usage;
+  options.default_cf_options = column_family_options();
+  return options;
+}
+
+tidesdb::ColumnFamilyOptions column_family_options() {
+  tidesdb::ColumnFamilyOptions cf;
+  cf.compression = static_cast<tidesdb::CompressionType>(sysvars.default_compression);
+  cf.bloom_fpr = sysvars.default_bloom_fpr;
+  cf.l0_queue_stall_threshold = static_cast<int>(sysvars.default_l0_queue_stall_threshold);
+  cf.l1_file_count_trigger = static_cast<int>(sysvars.default_l1_file_count_trigger);
+  cf.tombstone_density_trigger = sysvars.default_tombstone_density_trigger;
+  cf.tombstone_density_min_entries = sysvars.default_tombstone_density_min_entries;
+  cf.use_btree = sysvars.use_btree;
+  return cf;
+}
+
+}  // namespace tidesql

@@ -1,0 +1,80 @@
+// The engine's system variables (tidesdb_*): where their values live, how the session ones
+// are read, and how they map onto the library's options. Each variable is documented in
+// docs/SYSTEM-VARIABLES.md; the defaults are the library's own (tidesdb::Options{}).
+//
+// Global values are written by the server: at startup from the command line and option
+// files, and for dynamic variables by SET GLOBAL, under LOCK_global_system_variables.
+// Startup-only (read-only) variables never change after the plugin is initialised.
+#pragma once
+
+// my_global.h comes first in every server translation unit.
+#include <my_global.h>
+
+#include <mysql/plugin.h>
+
+#include "tidesdb/options.h"
+
+namespace tidesql {
+
+// Values of the ENUM variables are indexes into their lists of names; the lists follow the
+// library's enums, so a value converts with a cast (sysvars.cc checks this at compile time).
+enum SyncModeValue : unsigned long { kSyncModeNone, kSyncModeInterval, kSyncModeFull };
+enum CompressionValue : unsigned long {
+  kCompressionNone,
+  kCompressionSnappy,
+  kCompressionLz4,
+  kCompressionZstd
+};
+enum LogLevelValue : unsigned long {
+  kLogLevelDebug,
+  kLogLevelInfo,
+  kLogLevelWarn,
+  kLogLevelError,
+  kLogLevelFatal,
+  kLogLevelNone
+};
+
+// The global tidesdb_* values. Field types are the ones the server's variable macros
+// require (BOOL is char, ENUM is unsigned long).
+struct SystemVariables {
+  // Startup only: they configure the database when it is opened.
+  unsigned long long block_cache_size;
+  char unified_memtable;
+  unsigned long long unified_memtable_write_buffer_size;
+  unsigned long unified_memtable_sync_mode;  // SyncModeValue
+  unsigned long default_sync_mode;           // SyncModeValue
+  unsigned int flush_threads;
+  unsigned int compaction_threads;
+  unsigned int max_open_sstables;
+  unsigned long log_level;  // LogLevelValue
+  unsigned long long max_memory_usage;
+
+  // Dynamic: read when a table (its column families) is created, so a change applies to
+  // tables created afterwards.
+  unsigned long default_compression;  // CompressionValue
+  double default_bloom_fpr;
+  unsigned int default_l0_queue_stall_threshold;
+  unsigned int default_l1_file_count_trigger;
+  double default_tombstone_density_trigger;
+  unsigned long long default_tombstone_density_min_entries;
+  char use_btree;
+};
+
+extern SystemVariables sysvars;
+
+// Null-terminated list for the plugin declaration.
+extern st_mysql_sys_var* system_variables[];
+
+// Session variables; a null thd reads the global value.
+bool skip_unique_check(THD* thd);
+bool pessimistic_locking(THD* thd);
+
+// Options for opening the database, from the startup variables. The WAL's sync mode is
+// tidesdb_unified_memtable_sync_mode when the unified memtable is on, otherwise
+// tidesdb_default_sync_mode.
+tidesdb::Options database_options();
+
+// Options for a column family created now, from the current tidesdb_default_* values.
+tidesdb::ColumnFamilyOptions column_family_options();
+
+}  // namespace tidesql

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# Usage: scripts/test.sh BUILD_DIR                   every test (what `make test` runs)
+#        scripts/test.sh BUILD_DIR --mtr [ARGS...]   only the mysql-test-run suite, with
+#                                                    extra mtr arguments, e.g.
+#                                                    --record tidesdb.create_table
+#
+# Runs the library's unit tests (CTest) and then, unless ASAN=1 (the plugin is not part of
+# sanitizer builds), the engine's mysql-test-run suite mysql-test/tidesdb. mysql-test-run
+# writes results and .reject files next to the tests it runs, so it runs from a private copy
+# of the installed test tree, BUILD_DIR/mtr/mysql-test, never from /usr/share. The copy's
+# suite/tidesdb is a link to the repository's mysql-test/tidesdb, so --record updates the
+# recorded results in the repository.
+#
+# The last line is always "N passed, N failed"; the exit status is non-zero when anything
+# failed or a stage could not run (a stage that could not run counts as one failure).
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+JOBS=${TEST_JOBS:-2}
+
+usage() {
+  echo "usage: $0 BUILD_DIR [--mtr [MTR_ARGS...]]" >&2
+  exit 2
+}
+[ $# -ge 1 ] || usage
+BUILD=$(cd "$1" 2>/dev/null && pwd) || {
+  echo "test: build directory $1 does not exist (make build)" >&2
+  echo "0 passed, 1 failed"
+  exit 1
+}
+shift
+MTR_ONLY=0
+if [ $# -gt 0 ]; then
+  [ "$1" = "--mtr" ] || usage
+  MTR_ONLY=1
+  shift
+fi
+MTR_EXTRA_ARGS=("$@")
+
+LOGS=$BUILD/test-logs
+mkdir -p "$LOGS"
+passed=0
+failed=0
+failures=() # one line per failed test or stage, listed at the end
+
+stage_failed() { # name, reason
+  failed=$((failed + 1))
+  failures+=("$1: $2")
+}
+
+# --- unit tests -------------------------------------------------------------------------------
+
+run_ctest() {
+  echo "=== unit tests (ctest --test-dir $BUILD -j$JOBS) ==="
+  local log=$LOGS/ctest.log
+  ctest --test-dir "$BUILD" -j"$JOBS" --output-on-failure 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]}
+  local summary
+  summary=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1)
+  if [ -n "$summary" ]; then
+    local total bad
+    bad=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$summary")
+    total=$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$summary")
+    passed=$((passed + total - bad))
+    failed=$((failed + bad))
+    # "	  3 - coding_test.Fixed32 (Failed)" after "The following tests FAILED:"
+    while read -r line; do
+      failures+=("ctest: $line")
+    done < <(sed -n '/The following tests FAILED:/,$p' "$log" | grep -E '^[[:space:]]+[0-9]+ - ')
+  elif grep -q 'No tests were found' "$log"; then
+    echo "test: ctest found no tests"
+  else
+    stage_failed "ctest" "did not run to completion (exit $rc); see $log"
+  fi
+}
+
+# --- mysql-test-run ---------------------------------------------------------------------------
+
+MTR_BASE=$BUILD/mtr
+STOCK_TESTS=/usr/share/mysql/mysql-test
+STOCK_PLUGINS=/usr/lib/mysql/plugin
+
+# The layout mysql-test-run expects of a binary install: BASE/{bin,sbin,share,lib} beside
+# BASE/mysql-test. bin, sbin and share are links to /usr; lib/mysql/plugin is a directory of
+# links to the stock plugins plus ha_tidesdb.so (mtr exports $HA_TIDESDB_SO for it).
+prepare_mtr() {
+  local plugin=$BUILD/plugin/ha_tidesdb.so
+  [ -f "$plugin" ] || {
+    echo "test: $plugin is missing (make build)" >&2
+    return 1
+  }
+  [ -f "$STOCK_TESTS/mariadb-test-run.pl" ] || {
+    echo "test: $STOCK_TESTS is missing (package mariadb-test; scripts/install-deps.sh)" >&2
+    return 1
+  }
+  mkdir -p "$MTR_BASE/lib/mysql/plugin"
+  local d
+  for d in bin sbin share; do ln -sfn "/usr/$d" "$MTR_BASE/$d"; done
+  local arch
+  arch=$(gcc -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)
+  # Client plugins (libmariadb3/plugin) are looked up in lib/<multiarch>.
+  [ -d "/usr/lib/$arch" ] && ln -sfn "/usr/lib/$arch" "$MTR_BASE/lib/$arch"
+  find "$MTR_BASE/lib/mysql/plugin" -mindepth 1 -maxdepth 1 -type l -delete
+  local f
+  for f in "$STOCK_PLUGINS"/*; do ln -s "$f" "$MTR_BASE/lib/mysql/plugin/$(basename "$f")"; done
+  ln -sfn "$plugin" "$MTR_BASE/lib/mysql/plugin/ha_tidesdb.so"
+
+  # The private copy of the test tree, made once per installed mariadb-test version.
+  local version stamp=$MTR_BASE/mysql-test/.tidesql-copy
+  version=$(dpkg-query -W -f='${Version}' mariadb-test 2>/dev/null || echo unknown)
+  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$version" ]; then
+    echo "test: copying $STOCK_TESTS to $MTR_BASE/mysql-test (once)"
+    rm -rf "$MTR_BASE/mysql-test" "$MTR_BASE/mysql-test.tmp"
+    cp -a "$STOCK_TESTS" "$MTR_BASE/mysql-test.tmp" || return 1
+    echo "$version" >"$MTR_BASE/mysql-test.tmp/.tidesql-copy"
+    mv "$MTR_BASE/mysql-test.tmp" "$MTR_BASE/mysql-test"
+  fi
+  ln -sfn "$ROOT/mysql-test/tidesdb" "$MTR_BASE/mysql-test/suite/tidesdb"
+}
+
+run_mtr() {
+  echo "=== mysql-test-run suite tidesdb ==="
+  if ! prepare_mtr; then
+    stage_failed "mysql-test-run" "could not prepare $MTR_BASE"
+    return
+  fi
+  local log=$LOGS/mtr.log
+  local args=(--suite=tidesdb --parallel="$JOBS" --force --max-test-fail=0
+    --testcase-timeout=5 --suite-timeout=20 "${MTR_EXTRA_ARGS[@]}")
+  echo "(cd $MTR_BASE/mysql-test && perl mariadb-test-run.pl ${args[*]})"
+  (cd "$MTR_BASE/mysql-test" && perl mariadb-test-run.pl "${args[@]}") 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]}
+  # One result line per test run: "tidesdb.create_table   w1 [ pass ]   12".
+  local ok bad
+  ok=$(grep -cE '\[ pass \]' "$log")
+  bad=$(grep -cE '\[ fail \]' "$log")
+  passed=$((passed + ok))
+  failed=$((failed + bad))
+  local name
+  while read -r name; do
+    failures+=("mysql-test-run: $name (diff above; log $MTR_BASE/mysql-test/var/log)")
+  done < <(grep -E '\[ fail \]' "$log" | awk '{print $1}' | sort -u)
+  if [ "$rc" -ne 0 ] && [ "$bad" -eq 0 ]; then
+    stage_failed "mysql-test-run" "exited with status $rc without a failed test; see $log"
+  elif [ "$rc" -eq 0 ] && [ "$ok" -eq 0 ]; then
+    stage_failed "mysql-test-run" "ran no test; see $log"
+  fi
+}
+
+if [ "$MTR_ONLY" -eq 0 ]; then
+  run_ctest
+fi
+if [ "${ASAN:-0}" = "1" ]; then
+  echo "=== mysql-test-run skipped: ASAN=1 builds no plugin ==="
+else
+  run_mtr
+fi
+
+echo
+if [ ${#failures[@]} -gt 0 ]; then
+  echo "Failures:"
+  printf '  %s\n' "${failures[@]}"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ ${#failures[@]} -eq 0 ]
