@@ -95,6 +95,12 @@ class DB {
   virtual Status Flush(const FlushOptions& options, ColumnFamilyHandle* cf) = 0;
   // fsyncs the WAL now (useful with SyncMode::kNone / kInterval).
   virtual Status SyncWAL() = 0;
+  // Compacts every file of cf (nullptr: every CF) overlapping the range (nullptr: all keys)
+  // down to the last level, dropping overwritten versions no snapshot needs, tombstones and
+  // expired entries. Flushes the memtables first. Returns when done.
+  virtual Status CompactRange(ColumnFamilyHandle* cf, const Range* range) = 0;
+  // Blocks until no flush or compaction is pending or running (tests, benchmarks).
+  virtual Status WaitForBackgroundWork() = 0;
 
   // --- Introspection.
   virtual RangeEstimate EstimateRange(ColumnFamilyHandle* cf, const Range& range) = 0;

@@ -52,15 +52,21 @@ struct ColumnFamilyOptions {
   bool use_btree = false;
 
   // Compaction and back-pressure (used by the compaction scheduler).
-  int l1_file_count_trigger = 4;          // L0 files that trigger a compaction into L1
-  int l0_queue_stall_threshold = 20;      // L0 files + immutable memtables before writes stall
+  int l1_file_count_trigger = 4;            // L0 files that trigger a compaction into L1
+  int l0_queue_stall_threshold = 20;        // L0 files + immutable memtables before writes stall
   uint64_t level_size_base = 256ull << 20;  // target size of the first non-L0 level
   int level_size_multiplier = 10;
   int max_levels = 7;
-  double tombstone_density_trigger = 0.5;   // fraction of tombstones that forces compaction
+  double tombstone_density_trigger = 0.5;  // fraction of tombstones that forces compaction
   uint64_t tombstone_density_min_entries = 10000;
   // Default time-to-live for entries of this CF, seconds; 0 = never expire.
   uint64_t default_ttl_seconds = 0;
+  // Compaction cuts its output into SSTables of about this size (never inside one user
+  // key's versions, so levels >= 1 stay disjoint by user key).
+  uint64_t target_file_size = 64ull << 20;
+  // A value log whose dead (overwritten or deleted) bytes reach this fraction of its size is
+  // garbage collected: compaction rewrites its live values into a new value log.
+  double value_log_gc_threshold = 0.5;
 };
 
 // Per database.

@@ -96,6 +96,8 @@ struct ColumnFamilyData {
   std::shared_ptr<const Version> version = std::make_shared<Version>();
   SequenceNumber flushed_sequence = 0;  // all entries <= this are in SSTables
   std::atomic<bool> dropped{false};
+  bool compacting = false;                   // one compaction per CF at a time
+  std::vector<std::string> compact_cursors;  // round-robin position per level
 };
 
 }  // namespace tidesdb

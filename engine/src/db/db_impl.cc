@@ -43,6 +43,7 @@ DBImpl::~DBImpl() {
     bg_cv_.notify_all();
   }
   for (auto& t : flush_threads_) t.join();
+  for (auto& t : compaction_threads_) t.join();
   if (sync_thread_.joinable()) sync_thread_.join();
   {
     std::lock_guard<std::mutex> l(wal_mu_);
@@ -92,8 +93,24 @@ Status DBImpl::Recover() {
   Status s = env_->LockFile(LockFileName(dbname_), &db_lock_);
   if (!s.ok()) return s;
   if (!env_->FileExists(CurrentFileName(dbname_))) {
-    if (!options_.create_if_missing)
+    if (!options_.create_if_missing) {
       return Status::InvalidArgument(dbname_, "does not exist (create_if_missing is false)");
+    }
+    // A directory that holds database files but no CURRENT lost its pointer to the
+    // manifest: creating a new database here would delete the old one's files. The first
+    // manifest alone is what a crash inside NewDB leaves (it is written before CURRENT, and
+    // every open replaces it): that database never existed, so create it afresh.
+    std::vector<std::string> children;
+    env_->GetChildren(dbname_, &children);
+    for (const auto& name : children) {
+      uint64_t number;
+      FileType type;
+      if (ParseFileName(name, &number, &type) && type != FileType::kLock && type != FileType::kTemp &&
+          !(type == FileType::kManifest && number == 1)) {
+        return Status::Corruption(CurrentFileName(dbname_),
+                                  "is missing but the directory holds database files (" + name + ")");
+      }
+    }
     s = NewDB();
     if (!s.ok()) return s;
   } else if (options_.error_if_exists) {
@@ -130,6 +147,9 @@ Status DBImpl::Recover() {
   }
   s = NewWal();
   if (!s.ok()) return s;
+  // Before the edit below lets the old WALs go.
+  s = RelogRecoveredPreparedLocked();
+  if (!s.ok()) return s;
   for (auto& slot : slots_) slot->active.wal_number = wal_number_;
   VersionEdit edit;
   edit.SetWalNumber(wal_number_);
@@ -145,10 +165,38 @@ Status DBImpl::Recover() {
   DeleteObsoleteFiles();
   l.lock();
 
-  for (int i = 0; i < std::max(options_.flush_threads, 1); ++i)
+  for (int i = 0; i < std::max(options_.flush_threads, 1); ++i) {
     flush_threads_.emplace_back([this] { FlushLoop(); });
+  }
+  UpdateL0StatsLocked();
+  for (int i = 0; i < std::max(options_.compaction_threads, 1); ++i) {
+    compaction_threads_.emplace_back([this] { CompactionLoop(); });
+  }
   if (options_.sync_mode == SyncMode::kInterval) sync_thread_ = std::thread([this] { IntervalSyncLoop(); });
   return Status::OK();
+}
+
+Status DBImpl::RelogRecoveredPreparedLocked() {
+  if (recovered_prepared_.empty()) return Status::OK();
+  std::vector<std::string> payloads;
+  for (const auto& [xid, data] : recovered_prepared_) {
+    std::string& p = payloads.emplace_back();
+    PutLengthPrefixedSlice(&p, xid);
+    p.append(data);
+  }
+  std::vector<LogWriter::Record> records;
+  for (const auto& p : payloads) records.push_back(LogWriter::Record{kWalPrepare, p});
+  std::lock_guard<std::mutex> g(wal_mu_);
+  Status s = wal_->AddRecords(records);
+  if (s.ok()) s = wal_->Sync();
+  if (!s.ok()) return s;
+  for (const auto& [xid, data] : recovered_prepared_) prepared_wal_[xid] = wal_number_;
+  return Status::OK();
+}
+
+std::map<std::string, std::string> DBImpl::RecoveredPrepared() const {
+  std::lock_guard<std::mutex> l(mutex_);
+  return recovered_prepared_;
 }
 
 Status DBImpl::NewDB() {
@@ -376,8 +424,26 @@ Status DBImpl::ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bo
     if (!s.ok()) return s;
     if (eof) break;
     const std::string where = "offset " + std::to_string(reader->last_record_offset());
-    if (type != kWalWriteBatch) return Status::Corruption(fname, where + ": unknown WAL record type");
     Slice in(payload);
+    if (type == kWalPrepare || type == kWalCommitPrepared || type == kWalRollbackPrepared) {
+      // Two-phase commit: a prepare is remembered until a later record resolves its xid;
+      // a commit-prepared carries its batch again, so it applies whether or not the WAL
+      // holding the prepare still exists.
+      Slice xid_slice;
+      if (!GetLengthPrefixedSlice(&in, &xid_slice)) return Status::Corruption(fname, where + ": short xid");
+      std::string xid(xid_slice);
+      if (type == kWalPrepare) {
+        WriteBatch batch;
+        s = WriteBatch::FromData(in, &batch);
+        if (!s.ok()) return Status::Corruption(fname, where + ": " + s.message());
+        recovered_prepared_[xid] = std::string(in);
+        continue;
+      }
+      recovered_prepared_.erase(xid);
+      if (type == kWalRollbackPrepared) continue;
+    } else if (type != kWalWriteBatch) {
+      return Status::Corruption(fname, where + ": unknown WAL record type");
+    }
     uint64_t first_seq = 0;
     if (!GetFixed64(&in, &first_seq)) return Status::Corruption(fname, where + ": short WAL record");
     WriteBatch batch;
@@ -515,6 +581,7 @@ std::shared_ptr<const ValueLogMeta> DBImpl::TrackValueLog(uint64_t number, uint6
 
 uint64_t DBImpl::MinLiveWalNumberLocked() const {
   uint64_t min = wal_number_;
+  for (const auto& [xid, number] : prepared_wal_) min = std::min(min, number);
   for (const auto& slot : slots_) {
     if (!slot->active.mem->empty()) min = std::min(min, slot->active.wal_number);
     for (const auto& imm : slot->immutables) min = std::min(min, imm.wal_number);

@@ -40,9 +40,13 @@ class BlockCache;
 class LogWriter;
 class TableCache;
 
-// WAL record types (payload layouts in docs/FORMATS.md).
+// WAL record types (payload layouts in docs/FORMATS.md; two-phase commit in
+// docs/TRANSACTIONS.md). xid = varint32 length + bytes.
 enum WalRecordType : uint8_t {
-  kWalWriteBatch = 1,  // fixed64 first sequence + WriteBatch serialized form
+  kWalWriteBatch = 1,        // fixed64 first sequence + WriteBatch serialized form
+  kWalPrepare = 2,           // xid + WriteBatch: durable, not applied until committed
+  kWalCommitPrepared = 3,    // xid + fixed64 first sequence + WriteBatch (the batch again)
+  kWalRollbackPrepared = 4,  // xid
 };
 
 // Files whose last reference (a Version) went away; deleted by the DB between operations.
@@ -77,6 +81,8 @@ class DBImpl final : public DB {
 
   Status Flush(const FlushOptions& options, ColumnFamilyHandle* cf) override;
   Status SyncWAL() override;
+  Status CompactRange(ColumnFamilyHandle* cf, const Range* range) override;
+  Status WaitForBackgroundWork() override;
 
   RangeEstimate EstimateRange(ColumnFamilyHandle* cf, const Range& range) override;
   bool GetProperty(ColumnFamilyHandle* cf, Slice name, std::string* value) override;
@@ -85,6 +91,28 @@ class DBImpl final : public DB {
   // For tests and tools.
   const std::string& dbname() const { return dbname_; }
   SequenceNumber OldestSnapshotSequence() const;
+
+  // --- Transaction support (txn/).
+  // A write carried through the commit group with extras. kWalWriteBatch and
+  // kWalCommitPrepared consume sequences and reach the memtables; kWalPrepare and
+  // kWalRollbackPrepared are only logged (the batch of a rollback is empty).
+  struct TxnWrite {
+    WalRecordType type = kWalWriteBatch;
+    std::string xid;  // prepare / commit-prepared / rollback-prepared
+    // Called by the commit leader, in queue order and one call at a time (never two
+    // leaders at once), after this write's sequences [first, last] are assigned (for a
+    // write that consumes none: first = the next free sequence, last = first - 1) and
+    // before the WAL write. Not OK rejects this write alone, with that status; it then
+    // consumes no sequence. Runs on the leader's thread with no DB lock held; must not
+    // call into the DB.
+    std::function<Status(SequenceNumber first, SequenceNumber last)> validate;
+    SequenceNumber last_sequence = 0;  // out: the write's last sequence once committed
+  };
+  Status WriteTxn(const WriteOptions& options, WriteBatch* batch, TxnWrite* txn);
+  // Prepared transactions that recovery found unresolved (xid -> WriteBatch data). They
+  // were logged again into the WAL opened by recovery; they stay pinned until a
+  // kWalCommitPrepared / kWalRollbackPrepared write names their xid.
+  std::map<std::string, std::string> RecoveredPrepared() const;
 
  private:
   struct Writer;
@@ -99,6 +127,7 @@ class DBImpl final : public DB {
   Status WriteSnapshotManifest();         // a new manifest holding the whole state, then CURRENT
   Status LogAndApply(VersionEdit* edit);  // appends to the manifest and syncs; mutex_ held
   Status NewWal();                        // opens a new WAL file; write_mu_ leader or open
+  Status RelogRecoveredPreparedLocked();  // recovery: prepare records into the new WAL
   ColumnFamilyData* CreateCfdLocked(uint32_t id, const std::string& name, const ColumnFamilyOptions& options);
   ColumnFamilyData* LiveCfd(ColumnFamilyHandle* handle) const;  // nullptr if dropped / unknown
   std::shared_ptr<const FileMetaData> TrackFile(const FileMetaData& meta);
@@ -115,7 +144,8 @@ class DBImpl final : public DB {
 
   // --- db_impl_write.cc
   // Runs `batch` (or, if batch is null, `exclusive` alone) as part of a commit group.
-  Status WriteImpl(const WriteOptions& options, WriteBatch* batch, const std::function<Status()>& exclusive);
+  Status WriteImpl(const WriteOptions& options, WriteBatch* batch, const std::function<Status()>& exclusive,
+                   TxnWrite* txn = nullptr);
   Status ValidateBatch(const WriteBatch& batch) const;  // mutex_ held
   Status ApplyBatchToMemtables(const WriteBatch& batch, SequenceNumber first_seq);
   Status MakeRoomForWrite(std::unique_lock<std::mutex>& state_lock, const std::vector<WriteBatch*>& group);
@@ -130,6 +160,18 @@ class DBImpl final : public DB {
                     uint64_t* vlog_size);
   void MaybeScheduleFlushLocked();
   Status FlushSlotAndWait(std::shared_ptr<MemTableSlot> slot);
+
+  // --- db_impl_compaction.cc
+  struct CompactionOutput;
+  void CompactionLoop();
+  Status RunCompactionLocked(std::unique_lock<std::mutex>& lock, ColumnFamilyData* cfd,
+                             const struct CompactionInputs& c);
+  Status RunSubcompaction(ColumnFamilyData* cfd, const struct CompactionInputs& c, const Version& version,
+                          SequenceNumber smallest_snapshot, const std::string* start, const std::string* end,
+                          std::vector<CompactionOutput>* outputs, std::map<uint64_t, uint64_t>* vlog_garbage);
+  void UpdateL0StatsLocked();
+  // Write back-pressure from L0 and memory; may sleep or wait (mutex_ held via lock).
+  Status ThrottleForCompactionLocked(std::unique_lock<std::mutex>& lock);
 
   // --- db_impl_read.cc
   struct ReadView {
@@ -165,6 +207,10 @@ class DBImpl final : public DB {
   Status bg_error_;   // last flush failure; cleared by a successful flush
   Status wal_error_;  // a failed WAL sync: writes refuse until reopen (data state unknown)
   int flushes_running_ = 0;
+  // Two-phase commit: the WAL holding each unresolved prepare record (pins that WAL), and
+  // the batches of the ones recovery found.
+  std::map<std::string, uint64_t> prepared_wal_;
+  std::map<std::string, std::string> recovered_prepared_;
 
   // Sequences: last_sequence_ is assigned by the leader under write_mu_; readers use
   // visible_sequence_, published after a group is in the memtables.
@@ -183,11 +229,18 @@ class DBImpl final : public DB {
   std::atomic<bool> wal_dirty_{false};  // appended since the last sync
 
   std::vector<std::thread> flush_threads_;
+  std::vector<std::thread> compaction_threads_;
+  int compactions_running_ = 0;
+  Status compaction_error_;           // last compaction failure; cleared by a successful one
+  int max_l0_files_ = 0;              // the largest L0 file count of any CF (write back-pressure)
+  uint64_t compaction_progress_ = 0;  // completed compactions (a stalled writer watches it)
   std::thread sync_thread_;
 
   // Counters for GetProperty("tidesdb.stats").
   std::atomic<uint64_t> stat_wal_bytes_{0}, stat_wal_syncs_{0}, stat_commit_groups_{0}, stat_commits_{0},
-      stat_flushes_{0}, stat_flush_bytes_{0}, stat_stall_micros_{0};
+      stat_flushes_{0}, stat_flush_bytes_{0}, stat_stall_micros_{0}, stat_slowdown_micros_{0},
+      stat_compactions_{0}, stat_compaction_bytes_read_{0}, stat_compaction_bytes_written_{0},
+      stat_compaction_entries_dropped_{0};
 };
 
 }  // namespace tidesdb

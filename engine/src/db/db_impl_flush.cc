@@ -181,6 +181,7 @@ Status DBImpl::FlushOneLocked(std::unique_lock<std::mutex>& l, MemTableSlot* slo
   slot->immutables.pop_front();
   slot->PublishView();
   slot->flush_in_progress = false;
+  UpdateL0StatsLocked();
   flushes_running_--;
   stat_flushes_++;
   bg_cv_.notify_all();

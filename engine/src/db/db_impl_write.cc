@@ -20,6 +20,7 @@ constexpr size_t kMaxImmutablesPerSlot = 4;
 struct DBImpl::Writer {
   WriteBatch* batch = nullptr;
   const std::function<Status()>* exclusive = nullptr;
+  TxnWrite* txn = nullptr;
   SyncMode sync = SyncMode::kFull;
   bool disable_wal = false;
   bool done = false;
@@ -50,6 +51,13 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
   if (batch->Count() == 0) return Status::OK();
   static const std::function<Status()> kNone;
   return WriteImpl(options, batch, kNone);
+}
+
+Status DBImpl::WriteTxn(const WriteOptions& options, WriteBatch* batch, TxnWrite* txn) {
+  if (batch == nullptr || txn == nullptr)
+    return Status::InvalidArgument("null write batch or transaction write");
+  static const std::function<Status()> kNone;
+  return WriteImpl(options, batch, kNone, txn);
 }
 
 Status DBImpl::ValidateBatch(const WriteBatch& batch) const {
@@ -100,9 +108,10 @@ Status DBImpl::ApplyBatchToMemtables(const WriteBatch& batch, SequenceNumber fir
 }
 
 Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
-                         const std::function<Status()>& exclusive) {
+                         const std::function<Status()>& exclusive, TxnWrite* txn) {
   Writer w;
   w.batch = batch;
+  w.txn = txn;
   w.exclusive = batch == nullptr ? &exclusive : nullptr;
   w.sync = EffectiveSyncMode(options);
   w.disable_wal = options.disable_wal;
@@ -139,9 +148,18 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
     std::unique_lock<std::mutex> l(mutex_);
     if (shutting_down_) s = Status::Aborted("database is closing");
     if (s.ok() && !wal_error_.ok()) s = wal_error_;
+    // Refused before validation: every writer of the group gets the error (their status is
+    // OK by default, so leaving it would acknowledge writes that were never logged).
+    if (!s.ok()) {
+      for (Writer* x : group) x->status = s;
+    }
     if (s.ok()) {
       for (Writer* x : group) {
         x->status = ValidateBatch(*x->batch);
+        if (x->status.ok() && x->txn != nullptr && x->txn->type == kWalPrepare &&
+            prepared_wal_.count(x->txn->xid) != 0) {
+          x->status = Status::InvalidArgument("a transaction with this xid is already prepared");
+        }
         if (x->status.ok()) accepted.push_back(x);
       }
       std::vector<WriteBatch*> batches;
@@ -150,27 +168,46 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
     }
   }
 
+  // The writers whose records go to the WAL: accepted ones that also passed their
+  // transaction validation. first_seqs[i] is written[i]'s first sequence.
+  std::vector<Writer*> written;
+  std::vector<SequenceNumber> first_seqs;
   if (s.ok() && !accepted.empty()) {
     SequenceNumber first = last_sequence_ + 1;
     SequenceNumber next = first;
     std::vector<std::string> payloads(accepted.size());
     std::vector<LogWriter::Record> records;
     bool need_sync = false;
-    for (size_t i = 0; i < accepted.size(); ++i) {
-      PutFixed64(&payloads[i], next);
-      payloads[i].append(accepted[i]->batch->Data());
-      records.push_back(LogWriter::Record{kWalWriteBatch, payloads[i]});
-      next += accepted[i]->batch->Count();
-      need_sync |= accepted[i]->sync == SyncMode::kFull;
+    for (Writer* x : accepted) {
+      const WalRecordType type = x->txn != nullptr ? x->txn->type : kWalWriteBatch;
+      const bool consumes = type == kWalWriteBatch || type == kWalCommitPrepared;
+      const SequenceNumber count = consumes ? x->batch->Count() : 0;
+      if (x->txn != nullptr && x->txn->validate) {
+        x->status = x->txn->validate(next, next + count - 1);
+        if (!x->status.ok()) continue;
+      }
+      std::string& payload = payloads[written.size()];
+      if (type != kWalWriteBatch) PutLengthPrefixedSlice(&payload, x->txn->xid);
+      if (consumes) PutFixed64(&payload, next);
+      if (type != kWalRollbackPrepared) payload.append(x->batch->Data());
+      records.push_back(LogWriter::Record{static_cast<uint8_t>(type), payload});
+      written.push_back(x);
+      first_seqs.push_back(next);
+      next += count;
+      need_sync |= x->sync == SyncMode::kFull;
     }
     if (next - 1 > kMaxSequence) s = Status::NotSupported("sequence numbers exhausted");
-    if (s.ok() && !w.disable_wal) {
+    if (written.empty()) {
+      // Every writer failed its validation: nothing to log.
+    } else if (s.ok() && !w.disable_wal) {
       bool append_failed = false, sync_failed = false;
       uint64_t before = 0;
+      uint64_t logged_in = 0;  // the WAL the records went to
       {
         // The syncer thread may fsync this WAL too; LogWriter is not thread-safe.
         std::lock_guard<std::mutex> g(wal_mu_);
         before = wal_->size();
+        logged_in = wal_number_;
         s = wal_->AddRecords(records);
         append_failed = !s.ok();
         if (s.ok()) {
@@ -197,21 +234,39 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
         std::lock_guard<std::mutex> l(mutex_);
         wal_error_ = Status::IOError("WAL sync failed; reopen the database", s.ToString());
       }
+      if (s.ok()) {
+        // Two-phase commit bookkeeping: a prepare pins the WAL that holds it until its
+        // transaction is resolved (MinLiveWalNumberLocked).
+        std::lock_guard<std::mutex> l(mutex_);
+        for (Writer* x : written) {
+          if (x->txn == nullptr) continue;
+          if (x->txn->type == kWalPrepare) {
+            prepared_wal_[x->txn->xid] = logged_in;
+          } else if (x->txn->type != kWalWriteBatch) {
+            prepared_wal_.erase(x->txn->xid);
+          }
+        }
+      }
     }
-    if (s.ok()) {
-      SequenceNumber seq = first;
-      for (Writer* x : accepted) {
-        x->status = ApplyBatchToMemtables(*x->batch, seq);
-        seq += x->batch->Count();
+    if (s.ok() && !written.empty()) {
+      for (size_t i = 0; i < written.size(); ++i) {
+        Writer* x = written[i];
+        const WalRecordType type = x->txn != nullptr ? x->txn->type : kWalWriteBatch;
+        if (type == kWalWriteBatch || type == kWalCommitPrepared) {
+          x->status = ApplyBatchToMemtables(*x->batch, first_seqs[i]);
+          if (x->txn != nullptr) x->txn->last_sequence = first_seqs[i] + x->batch->Count() - 1;
+        }
       }
       last_sequence_ = next - 1;
       visible_sequence_.store(last_sequence_, std::memory_order_release);
       stat_commit_groups_++;
-      stat_commits_ += accepted.size();
+      stat_commits_ += written.size();
     }
   }
   if (!s.ok()) {
-    for (Writer* x : accepted) x->status = s;
+    // A failure before the WAL write fails every accepted writer; one after it, every
+    // writer whose record was in that write.
+    for (Writer* x : first_seqs.empty() ? accepted : written) x->status = s;
   }
 
   wl.lock();
@@ -251,10 +306,44 @@ Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>& l, const std::vect
     collector.out = &slots;
     for (WriteBatch* b : group) b->Iterate(&collector);
   }
+  Status s = ThrottleForCompactionLocked(l);
+  if (!s.ok()) return s;
+  if (options_.max_memory_usage > 0) {
+    // Over the memory bound: freeze the largest active memtable so a flush can free it, and
+    // wait for flushes (which always make progress unless they fail).
+    auto total = [&] {
+      uint64_t t = 0;
+      for (const auto& sl : slots_) {
+        t += sl->active.mem->ApproximateMemoryUsage();
+        for (const auto& imm : sl->immutables) t += imm.mem->ApproximateMemoryUsage();
+      }
+      return t;
+    };
+    while (total() > options_.max_memory_usage && !shutting_down_) {
+      MemTableSlot* largest = nullptr;
+      for (const auto& sl : slots_) {
+        if (!sl->active.mem->empty() && sl->immutables.size() < kMaxImmutablesPerSlot &&
+            (largest == nullptr ||
+             sl->active.mem->ApproximateMemoryUsage() > largest->active.mem->ApproximateMemoryUsage())) {
+          largest = sl.get();
+        }
+      }
+      if (largest != nullptr && largest->active.mem->ApproximateMemoryUsage() >= (64u << 10)) {
+        s = SwitchMemtableLocked(largest);
+        if (!s.ok()) return s;
+        continue;
+      }
+      bool flushing = false;
+      for (const auto& sl : slots_) flushing |= !sl->immutables.empty();
+      if (!flushing) break;  // nothing left to free: the bound cannot be met, do not wedge
+      if (!bg_error_.ok()) return bg_error_;
+      bg_cv_.wait_for(l, std::chrono::milliseconds(100));
+    }
+  }
   for (MemTableSlot* slot : slots) {
     while (slot->active.mem->ApproximateMemoryUsage() >= slot->write_buffer_size) {
       if (slot->immutables.size() < kMaxImmutablesPerSlot) {
-        Status s = SwitchMemtableLocked(slot);
+        s = SwitchMemtableLocked(slot);
         if (!s.ok()) return s;
         break;
       }

@@ -27,7 +27,15 @@ class ModelTest : public ::testing::TestWithParam<bool> {
     options_.default_cf_options.value_threshold = 512;
     options_.block_cache_size = 256 << 10;
     options_.sync_mode = SyncMode::kNone;
+    // Compaction runs constantly: tiny L0 trigger, small files, small level targets.
+    options_.default_cf_options.l1_file_count_trigger = 2;
+    options_.default_cf_options.target_file_size = 16 << 10;
+    options_.default_cf_options.level_size_base = 32 << 10;
+    options_.default_cf_options.level_size_multiplier = 2;
+    options_.default_cf_options.max_levels = 4;
+    options_.default_cf_options.tombstone_density_min_entries = 16;
   }
+  ColumnFamilyOptions CfOptions() const { return options_.default_cf_options; }
   void TearDown() override {
     db_.reset();
     std::filesystem::remove_all(dir_);
@@ -149,7 +157,7 @@ TEST_P(ModelTest, RandomOperationsMatchAnOrderedMap) {
     for (const auto& n : names) {
       if (n != "default") {
         ColumnFamilyHandle* h;
-        ASSERT_TRUE(db_->CreateColumnFamily(ColumnFamilyOptions(), n, &h).ok());
+        ASSERT_TRUE(db_->CreateColumnFamily(CfOptions(), n, &h).ok());
       }
       models[n];
     }
@@ -229,9 +237,15 @@ TEST_P(ModelTest, RandomOperationsMatchAnOrderedMap) {
       } else if (dice < 980 && cf != "default") {  // drop and recreate: must come back empty
         ASSERT_TRUE(db_->DropColumnFamily(handle(cf)).ok()) << ctx;
         ColumnFamilyHandle* h;
-        ASSERT_TRUE(db_->CreateColumnFamily(ColumnFamilyOptions(), cf, &h).ok()) << ctx;
+        ASSERT_TRUE(db_->CreateColumnFamily(CfOptions(), cf, &h).ok()) << ctx;
         models[cf].clear();
         for (auto& s : snaps) s.models[cf].clear();  // old handle gone: compare with empty
+      } else if (dice < 985) {
+        std::string a = RandomKey(rng), b = RandomKey(rng);
+        if (b < a) std::swap(a, b);
+        Range r{a, b};
+        Status cs = db_->CompactRange(rng() % 2 ? handle(cf) : nullptr, rng() % 2 ? &r : nullptr);
+        ASSERT_TRUE(cs.ok()) << ctx << " " << cs.ToString();
       } else if (dice < 990) {
         for (auto& s : snaps) db_->ReleaseSnapshot(s.snap);
         snaps.clear();

@@ -383,6 +383,21 @@ TEST_P(DBTest, RangeEstimatesGrowWithTheRange) {
   EXPECT_EQ(none.keys, 0u);
 }
 
+TEST_P(DBTest, MissingCurrentIsCorruptionNotANewDatabase) {
+  Put("k", "v");
+  ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  db_.reset();
+  std::filesystem::remove(dir_ + "/CURRENT");
+  std::unique_ptr<DB> db;
+  Status s = DB::Open(options_, dir_, &db);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  bool klog = false;
+  for (auto& e : std::filesystem::directory_iterator(dir_)) {
+    klog |= e.path().extension() == ".klog";
+  }
+  EXPECT_TRUE(klog);  // nothing was deleted
+}
+
 TEST_P(DBTest, SecondOpenOfTheSameDirectoryIsRefused) {
   std::unique_ptr<DB> other;
   Status s = DB::Open(options_, dir_, &other);

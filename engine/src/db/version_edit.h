@@ -48,7 +48,7 @@
 //   5 value_threshold  6 compression  7 use_btree  8 l1_file_count_trigger
 //   9 l0_queue_stall_threshold  10 level_size_base  11 level_size_multiplier
 //   12 max_levels  13 tombstone_density_trigger  14 tombstone_density_min_entries
-//   15 default_ttl_seconds
+//   15 default_ttl_seconds  16 target_file_size  17 value_log_gc_threshold
 #pragma once
 
 #include <cstdint>

@@ -220,7 +220,7 @@ TEST(VersionEdit, DebugString) {
             "use_btree=true, l1_file_count_trigger=9, l0_queue_stall_threshold=99, "
             "level_size_base=18446744073709551615, level_size_multiplier=3, max_levels=12, "
             "tombstone_density_trigger=0.75, tombstone_density_min_entries=12345678901, "
-            "default_ttl_seconds=86400}\n"
+            "default_ttl_seconds=86400, target_file_size=67108864, value_log_gc_threshold=0.5}\n"
             "  drop_column_family: cf 2\n"
             "  flushed_sequence: cf 3 seq 99\n"
             "  new_file: cf 3 level 1 #9 size 2048 keys ['a\\x01' @ 7 : 1 .. 'b' @ 5 : 0] seqs [5 .. 7] "
@@ -321,7 +321,7 @@ TEST(VersionEdit, MalformedRecordsAreCorruption) {
     s.push_back('\0');
     return s;
   };
-  expect_corrupt(cf_record("\x10\x01"s), "unknown option tag 16");
+  expect_corrupt(cf_record("\x40\x01"s), "unknown option tag 64");
   expect_corrupt(cf_record("\x07\x02"s), "bool option 2");
   expect_corrupt(cf_record("\x06\x04"s), "unknown compression type");
   expect_corrupt(cf_record("\x04\x00\x00"s), "truncated double");

@@ -1,0 +1,221 @@
+// Compaction behaviour through the public API: space reclamation, tombstones, snapshots,
+// TTL, manual compaction and back-pressure.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <random>
+#include <set>
+
+#include "tidesdb/db.h"
+
+namespace tidesdb {
+namespace {
+
+class CompactionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = "/tmp/tidesdb_compaction_test_" + std::to_string(::getpid()) + "_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::filesystem::remove_all(dir_);
+    options_.sync_mode = SyncMode::kNone;
+    options_.unified_memtable_write_buffer_size = 128 << 10;
+    ColumnFamilyOptions& o = options_.default_cf_options;
+    o.write_buffer_size = 128 << 10;
+    o.l1_file_count_trigger = 3;
+    o.target_file_size = 64 << 10;
+    o.level_size_base = 256 << 10;
+    o.level_size_multiplier = 4;
+    o.max_levels = 4;
+    o.compression = CompressionType::kNone;
+    Open();
+  }
+  void TearDown() override {
+    db_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void Open() {
+    db_.reset();
+    ASSERT_TRUE(DB::Open(options_, dir_, &db_).ok());
+  }
+  ColumnFamilyHandle* cf() { return db_->DefaultColumnFamily(); }
+  uint64_t DiskBytes() {
+    uint64_t n = 0;
+    for (auto& e : std::filesystem::directory_iterator(dir_)) {
+      if (e.path().extension() == ".klog" || e.path().extension() == ".vlog") n += e.file_size();
+    }
+    return n;
+  }
+  int FilesAt(int level) {
+    std::string v;
+    EXPECT_TRUE(db_->GetProperty(cf(), "tidesdb.num-files-at-level" + std::to_string(level), &v));
+    return std::stoi(v);
+  }
+  std::string Key(int i) {
+    char k[16];
+    std::snprintf(k, sizeof(k), "key%08d", i);
+    return k;
+  }
+  int CountKeys() {
+    int n = 0;
+    auto it = db_->NewIterator(ReadOptions(), cf());
+    for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
+    EXPECT_TRUE(it->status().ok());
+    return n;
+  }
+
+  std::string dir_;
+  Options options_;
+  std::unique_ptr<DB> db_;
+};
+
+TEST_F(CompactionTest, BackgroundCompactionKeepsL0SmallAndDataIntact) {
+  std::map<std::string, std::string> model;
+  std::mt19937 rng(7);
+  for (int i = 0; i < 30000; ++i) {
+    std::string k = Key(static_cast<int>(rng() % 5000));
+    std::string v = std::to_string(i) + std::string(60, 'v');
+    ASSERT_TRUE(db_->Put(WriteOptions(), cf(), k, v).ok());
+    model[k] = v;
+  }
+  ASSERT_TRUE(db_->WaitForBackgroundWork().ok());
+  EXPECT_LT(FilesAt(0), 3);
+  int deeper = FilesAt(1) + FilesAt(2) + FilesAt(3);
+  EXPECT_GT(deeper, 0);
+  std::string stats;
+  ASSERT_TRUE(db_->GetProperty(cf(), "tidesdb.stats", &stats));
+  EXPECT_EQ(stats.find("compactions=0 "), std::string::npos) << stats;
+  for (auto& [k, v] : model) {
+    std::string got;
+    ASSERT_TRUE(db_->Get(ReadOptions(), cf(), k, &got).ok()) << k;
+    ASSERT_EQ(got, v);
+  }
+  Open();
+  EXPECT_EQ(CountKeys(), static_cast<int>(model.size()));
+}
+
+TEST_F(CompactionTest, OverwritesAreReclaimed) {
+  // No background compaction: measure six flushed versions, then one manual compaction.
+  db_.reset();
+  std::filesystem::remove_all(dir_);
+  options_.default_cf_options.l1_file_count_trigger = 100;
+  Open();
+  for (int round = 0; round < 6; ++round) {
+    for (int i = 0; i < 2000; ++i) {
+      ASSERT_TRUE(
+          db_->Put(WriteOptions(), cf(), Key(i), std::string(100, static_cast<char>('a' + round))).ok());
+    }
+    ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  }
+  uint64_t before = DiskBytes();
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  uint64_t after = DiskBytes();
+  // Six versions of every key became one.
+  EXPECT_LT(after * 3, before) << before << " -> " << after;
+  std::string v;
+  ASSERT_TRUE(db_->Get(ReadOptions(), cf(), Key(5), &v).ok());
+  EXPECT_EQ(v, std::string(100, 'f'));
+}
+
+TEST_F(CompactionTest, TombstonesAreDroppedAtTheBottom) {
+  for (int i = 0; i < 3000; ++i) {
+    ASSERT_TRUE(db_->Put(WriteOptions(), cf(), Key(i), std::string(50, 'x')).ok());
+  }
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  for (int i = 0; i < 3000; ++i) {
+    if (i % 10 != 0) {
+      ASSERT_TRUE(db_->Delete(WriteOptions(), cf(), Key(i)).ok());
+    }
+  }
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  EXPECT_EQ(CountKeys(), 300);
+  RangeEstimate e = db_->EstimateRange(cf(), Range{"", ""});
+  // Neither the deleted values nor their tombstones remain.
+  EXPECT_LT(e.keys, 1000u) << e.keys;
+  EXPECT_EQ(FilesAt(0), 0);
+}
+
+TEST_F(CompactionTest, SnapshotsKeepTheVersionsTheyNeed) {
+  ASSERT_TRUE(db_->Put(WriteOptions(), cf(), "k", "old").ok());
+  ASSERT_TRUE(db_->Put(WriteOptions(), cf(), "gone", "was-here").ok());
+  const Snapshot* snap = db_->GetSnapshot();
+  ASSERT_TRUE(db_->Put(WriteOptions(), cf(), "k", "new").ok());
+  ASSERT_TRUE(db_->Delete(WriteOptions(), cf(), "gone").ok());
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  ReadOptions at;
+  at.snapshot = snap;
+  std::string v;
+  ASSERT_TRUE(db_->Get(at, cf(), "k", &v).ok());
+  EXPECT_EQ(v, "old");
+  ASSERT_TRUE(db_->Get(at, cf(), "gone", &v).ok());
+  EXPECT_EQ(v, "was-here");
+  ASSERT_TRUE(db_->Get(ReadOptions(), cf(), "k", &v).ok());
+  EXPECT_EQ(v, "new");
+  EXPECT_TRUE(db_->Get(ReadOptions(), cf(), "gone", &v).IsNotFound());
+  db_->ReleaseSnapshot(snap);
+  // Without the snapshot, the old version and the tombstone go.
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  RangeEstimate e = db_->EstimateRange(cf(), Range{"", ""});
+  EXPECT_EQ(e.keys, 1u);
+}
+
+TEST_F(CompactionTest, ExpiredEntriesAreDropped) {
+  WriteBatch b;
+  for (int i = 0; i < 500; ++i) b.PutWithExpiry(cf(), Key(i), "v", 1);  // long expired
+  for (int i = 500; i < 600; ++i) b.Put(cf(), Key(i), "v");
+  ASSERT_TRUE(db_->Write(WriteOptions(), &b).ok());
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  EXPECT_EQ(CountKeys(), 100);
+  RangeEstimate e = db_->EstimateRange(cf(), Range{"", ""});
+  EXPECT_LE(e.keys, 100u);
+}
+
+TEST_F(CompactionTest, LargeValuesAreNotRewrittenByCompaction) {
+  // Values in the value log: compaction moves pointers, so value-log files keep their names.
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(
+        db_->Put(WriteOptions(), cf(), Key(i), std::string(4096, static_cast<char>('a' + i % 26))).ok());
+  }
+  ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  std::set<std::string> vlogs_before;
+  for (auto& e : std::filesystem::directory_iterator(dir_)) {
+    if (e.path().extension() == ".vlog") vlogs_before.insert(e.path().filename());
+  }
+  ASSERT_FALSE(vlogs_before.empty());
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  std::set<std::string> vlogs_after;
+  for (auto& e : std::filesystem::directory_iterator(dir_)) {
+    if (e.path().extension() == ".vlog") vlogs_after.insert(e.path().filename());
+  }
+  EXPECT_EQ(vlogs_before, vlogs_after);
+  std::string v;
+  ASSERT_TRUE(db_->Get(ReadOptions(), cf(), Key(3), &v).ok());
+  EXPECT_EQ(v, std::string(4096, 'd'));
+  Open();
+  ASSERT_TRUE(db_->Get(ReadOptions(), cf(), Key(3), &v).ok());
+  EXPECT_EQ(v, std::string(4096, 'd'));
+}
+
+TEST_F(CompactionTest, ManyColumnFamiliesCompactIndependently) {
+  std::vector<ColumnFamilyHandle*> cfs;
+  for (int c = 0; c < 4; ++c) {
+    ColumnFamilyHandle* h;
+    ASSERT_TRUE(db_->CreateColumnFamily(options_.default_cf_options, "cf" + std::to_string(c), &h).ok());
+    cfs.push_back(h);
+  }
+  for (int i = 0; i < 8000; ++i) {
+    WriteBatch b;
+    for (auto* h : cfs) b.Put(h, Key(i % 3000), std::to_string(i) + std::string(40, 'x'));
+    ASSERT_TRUE(db_->Write(WriteOptions(), &b).ok());
+  }
+  ASSERT_TRUE(db_->WaitForBackgroundWork().ok());
+  for (auto* h : cfs) {
+    int n = 0;
+    auto it = db_->NewIterator(ReadOptions(), h);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
+    EXPECT_EQ(n, 3000);
+  }
+}
+
+}  // namespace
+}  // namespace tidesdb

@@ -1,0 +1,410 @@
+// Background leveled compaction (picking in compaction_picker.h), manual CompactRange, and
+// write back-pressure from L0.
+#include <chrono>
+#include <thread>
+
+#include "db/compaction_picker.h"
+#include "db/db_impl.h"
+#include "db/filename.h"
+#include "db/merging_iterator.h"
+#include "db/table_cache.h"
+#include "sst/table_builder.h"
+#include "sst/table_reader.h"
+
+namespace tidesdb {
+
+struct DBImpl::CompactionOutput {
+  FileMetaData meta;
+};
+
+namespace {
+// True if some level below `output_level` may hold `user_key` (then a tombstone for it must
+// be kept: it still hides older data down there).
+bool KeyMayExistBelow(const Version& v, int output_level, Slice user_key) {
+  for (size_t level = static_cast<size_t>(output_level) + 1; level < v.levels.size(); ++level) {
+    const auto& files = v.levels[level];
+    auto it = std::lower_bound(files.begin(), files.end(), user_key,
+                               [](const auto& f, Slice k) { return ExtractUserKey(f->largest) < k; });
+    if (it != files.end() && ExtractUserKey((*it)->smallest) <= user_key) return true;
+  }
+  return false;
+}
+}  // namespace
+
+void DBImpl::UpdateL0StatsLocked() {
+  int max_l0 = 0;
+  for (const auto& [id, cfd] : cfs_) {
+    if (!cfd->version->levels.empty())
+      max_l0 = std::max<int>(max_l0, static_cast<int>(cfd->version->levels[0].size()));
+  }
+  max_l0_files_ = max_l0;
+}
+
+Status DBImpl::ThrottleForCompactionLocked(std::unique_lock<std::mutex>& l) {
+  const ColumnFamilyOptions& o = options_.default_cf_options;
+  const int stall = std::max(o.l0_queue_stall_threshold, 2);
+  const int slowdown = std::max(stall * 3 / 4, std::max(o.l1_file_count_trigger, 1) + 1);
+  auto start = std::chrono::steady_clock::now();
+  // Graduated: a short sleep per write group that grows with the L0 backlog...
+  if (max_l0_files_ >= slowdown && max_l0_files_ < stall) {
+    int over = max_l0_files_ - slowdown + 1;
+    l.unlock();
+    std::this_thread::sleep_for(std::chrono::microseconds(std::min(over * 1000, 20000)));
+    l.lock();
+    stat_slowdown_micros_ +=
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start)
+            .count();
+  }
+  // ...then a wait while the backlog is at the stall threshold. A write fails only if
+  // compaction is failing and not making progress (for example the disk is full).
+  uint64_t progress = compaction_progress_;
+  auto last_progress = std::chrono::steady_clock::now();
+  while (max_l0_files_ >= stall && !shutting_down_) {
+    if (compaction_progress_ != progress) {
+      progress = compaction_progress_;
+      last_progress = std::chrono::steady_clock::now();
+    }
+    if (!compaction_error_.ok() &&
+        std::chrono::steady_clock::now() - last_progress > std::chrono::seconds(10)) {
+      return Status::IOError("writes stalled: compaction is failing", compaction_error_.ToString());
+    }
+    bg_cv_.notify_all();
+    bg_cv_.wait_for(l, std::chrono::milliseconds(100));
+  }
+  stat_stall_micros_ +=
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
+  return shutting_down_ ? Status::Aborted("database is closing") : Status::OK();
+}
+
+void DBImpl::CompactionLoop() {
+  std::unique_lock<std::mutex> l(mutex_);
+  uint32_t rotate = 0;
+  while (!shutting_down_) {
+    ColumnFamilyData* pick = nullptr;
+    std::optional<CompactionInputs> c;
+    // Start the scan at a rotating CF so that one busy CF does not starve the others.
+    std::vector<ColumnFamilyData*> order;
+    for (auto& [id, cfd] : cfs_) order.push_back(cfd.get());
+    for (size_t i = 0; i < order.size() && pick == nullptr; ++i) {
+      ColumnFamilyData* cfd = order[(rotate + i) % order.size()];
+      if (cfd->compacting) continue;
+      c = PickCompaction(*cfd->version, cfd->options, &cfd->compact_cursors);
+      if (c) pick = cfd;
+    }
+    rotate++;
+    if (pick == nullptr) {
+      bg_cv_.wait(l);
+      continue;
+    }
+    pick->compacting = true;
+    compactions_running_++;
+    Status s = RunCompactionLocked(l, pick, *c);
+    compactions_running_--;
+    pick->compacting = false;
+    bg_cv_.notify_all();
+    c.reset();
+    l.unlock();
+    DeleteObsoleteFiles();
+    l.lock();
+    if (s.ok()) {
+      compaction_error_ = Status::OK();
+    } else if (!shutting_down_) {
+      compaction_error_ = s;
+      auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+      while (!shutting_down_ && std::chrono::steady_clock::now() < until) bg_cv_.wait_until(l, until);
+    }
+  }
+}
+
+Status DBImpl::RunSubcompaction(ColumnFamilyData* cfd, const CompactionInputs& c, const Version& version,
+                                SequenceNumber smallest_snapshot, const std::string* start,
+                                const std::string* end, std::vector<CompactionOutput>* outputs,
+                                std::map<uint64_t, uint64_t>* vlog_garbage) {
+  std::vector<std::shared_ptr<TableReader>> tables;
+  std::vector<std::unique_ptr<InternalIterator>> children;
+  for (const auto* files : {&c.upper, &c.lower}) {
+    for (const auto& f : *files) {
+      std::shared_ptr<TableReader> t;
+      Status s = table_cache_->GetTable(f->file_number, f->file_size, &t);
+      if (!s.ok()) return s;
+      children.push_back(t->NewIterator(/*fill_cache=*/false));
+      tables.push_back(std::move(t));
+    }
+  }
+  std::unique_ptr<InternalIterator> iter = NewMergingIterator(std::move(children));
+  if (start != nullptr) {
+    std::string seek;
+    AppendInternalKey(&seek, *start, kMaxSequence, kValueTypeForSeek);
+    iter->Seek(seek);
+  } else {
+    iter->SeekToFirst();
+  }
+
+  const uint64_t now = env_->NowMicros() / 1000000;
+  std::unique_ptr<TableBuilder> builder;
+  uint64_t number = 0;
+  auto finish_output = [&]() -> Status {
+    if (!builder) return Status::OK();
+    TableProperties props;
+    Status s = builder->Finish(&props);
+    if (!s.ok()) return s;
+    CompactionOutput out;
+    out.meta.file_number = number;
+    out.meta.file_size = builder->FileSize();
+    out.meta.smallest = props.smallest_key;
+    out.meta.largest = props.largest_key;
+    out.meta.smallest_seq = props.min_sequence;
+    out.meta.largest_seq = props.max_sequence;
+    out.meta.num_entries = props.num_entries;
+    out.meta.num_deletions = props.num_deletions;
+    stat_compaction_bytes_written_ += out.meta.file_size;
+    outputs->push_back(std::move(out));
+    builder.reset();
+    return Status::OK();
+  };
+  auto abandon = [&]() {
+    if (builder) {
+      builder->Abandon();
+      env_->RemoveFile(KeyLogFileName(dbname_, number));
+    }
+  };
+
+  std::string current_user_key;
+  bool has_current = false;
+  SequenceNumber last_seq_for_key = kMaxSequence + 1;  // "no newer entry of this key yet"
+  Status s;
+  uint64_t dropped = 0;
+  for (; iter->Valid(); iter->Next()) {
+    if (shutting_down_) {
+      s = Status::Aborted("database is closing");
+      break;
+    }
+    ParsedInternalKey ikey;
+    if (!ParseInternalKey(iter->key(), &ikey)) {
+      s = Status::Corruption("compaction input holds a malformed key");
+      break;
+    }
+    if (end != nullptr && ikey.user_key >= Slice(*end)) break;
+    bool new_user_key = !has_current || ikey.user_key != Slice(current_user_key);
+    if (new_user_key) {
+      // Cut the output only between user keys, so levels >= 1 stay disjoint by user key.
+      if (builder && builder->FileSize() >= cfd->options.target_file_size) {
+        s = finish_output();
+        if (!s.ok()) break;
+      }
+      current_user_key.assign(ikey.user_key.data(), ikey.user_key.size());
+      has_current = true;
+      last_seq_for_key = kMaxSequence + 1;
+    }
+    bool drop = false;
+    const bool deleted = EntryIsDeleted(ikey.type, iter->value(), now);
+    if (last_seq_for_key <= smallest_snapshot) {
+      drop = true;  // a newer entry of this key is visible to every reader
+    } else if (deleted && ikey.sequence <= smallest_snapshot &&
+               !KeyMayExistBelow(version, c.output_level, ikey.user_key)) {
+      drop = true;  // a tombstone (or expired entry) with nothing left to hide
+    }
+    last_seq_for_key = ikey.sequence;
+    if (drop) {
+      dropped++;
+      if (ikey.type == ValueType::kValuePointer || ikey.type == ValueType::kValuePointerWithExpiry) {
+        Slice v = iter->value();
+        if (ikey.type == ValueType::kValuePointerWithExpiry && v.size() >= 8) v.remove_prefix(8);
+        ValuePointer ptr;
+        if (ptr.DecodeFrom(&v)) (*vlog_garbage)[ptr.file_number] += ptr.size;
+      }
+      continue;
+    }
+    if (!builder) {
+      {
+        std::lock_guard<std::mutex> g(mutex_);
+        number = next_file_number_++;
+      }
+      std::unique_ptr<WritableFile> file;
+      s = env_->NewWritableFile(KeyLogFileName(dbname_, number), EnvOptions{}, &file);
+      if (!s.ok()) break;
+      builder = std::make_unique<TableBuilder>(cfd->options, cfd->id, std::move(file), nullptr);
+    }
+    if (deleted && ikey.type != ValueType::kDeletion) {
+      // An expired entry that must stay as a marker: keep it as a plain tombstone.
+      std::string tomb;
+      AppendInternalKey(&tomb, ikey.user_key, ikey.sequence, ValueType::kDeletion);
+      s = builder->Add(tomb, Slice());
+    } else {
+      s = builder->Add(iter->key(), iter->value());
+    }
+    if (!s.ok()) break;
+  }
+  if (s.ok()) s = iter->status();
+  if (s.ok()) s = finish_output();
+  if (!s.ok()) abandon();
+  stat_compaction_entries_dropped_ += dropped;
+  return s;
+}
+
+Status DBImpl::RunCompactionLocked(std::unique_lock<std::mutex>& l, ColumnFamilyData* cfd,
+                                   const CompactionInputs& c) {
+  const SequenceNumber smallest_snapshot =
+      snapshots_.empty() ? visible_sequence_.load(std::memory_order_acquire) : *snapshots_.begin();
+  std::shared_ptr<const Version> version = cfd->version;
+  uint64_t input_bytes = LevelBytes(c.upper) + LevelBytes(c.lower);
+  // Large compactions run as parallel sub-ranges split at the lower level's file boundaries.
+  std::vector<std::string> bounds;
+  const size_t max_subs = static_cast<size_t>(std::max(options_.compaction_threads, 1));
+  if (max_subs > 1 && c.lower.size() >= 2 && input_bytes >= 2 * cfd->options.target_file_size) {
+    size_t subs = std::min(max_subs, c.lower.size());
+    for (size_t i = 1; i < subs; ++i) {
+      Slice k = ExtractUserKey(c.lower[i * c.lower.size() / subs]->smallest);
+      if (bounds.empty() || k > Slice(bounds.back())) bounds.emplace_back(k);
+    }
+  }
+  l.unlock();
+  stat_compaction_bytes_read_ += input_bytes;
+
+  const size_t n = bounds.size() + 1;
+  std::vector<std::vector<CompactionOutput>> outputs(n);
+  std::vector<std::map<uint64_t, uint64_t>> garbage(n);
+  std::vector<Status> statuses(n);
+  auto run = [&](size_t i) {
+    const std::string* start = i == 0 ? nullptr : &bounds[i - 1];
+    const std::string* end = i + 1 == n ? nullptr : &bounds[i];
+    statuses[i] = RunSubcompaction(cfd, c, *version, smallest_snapshot, start, end, &outputs[i], &garbage[i]);
+  };
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < n; ++i) threads.emplace_back(run, i);
+  run(0);
+  for (auto& t : threads) t.join();
+  Status s;
+  for (const Status& st : statuses) {
+    if (s.ok() && !st.ok()) s = st;
+  }
+  if (s.ok()) s = env_->SyncDir(dbname_);
+
+  l.lock();
+  auto remove_outputs = [&] {
+    for (const auto& outs : outputs) {
+      for (const auto& o : outs) env_->RemoveFile(KeyLogFileName(dbname_, o.meta.file_number));
+    }
+  };
+  if (s.ok() && cfd->dropped) s = Status::Aborted("column family dropped during compaction");
+  if (!s.ok()) {
+    remove_outputs();
+    return s;
+  }
+  VersionEdit edit;
+  for (const auto& f : c.upper) edit.DeleteFile(cfd->id, c.level, f->file_number);
+  for (const auto& f : c.lower) edit.DeleteFile(cfd->id, c.output_level, f->file_number);
+  for (const auto& outs : outputs) {
+    for (const auto& o : outs) edit.AddFile(cfd->id, c.output_level, o.meta);
+  }
+  edit.SetNextFileNumber(next_file_number_);
+  s = LogAndApply(&edit);
+  if (!s.ok()) {
+    remove_outputs();
+    return s;
+  }
+  // Apply to the current version, which may have gained L0 files from flushes meanwhile.
+  auto v = std::make_shared<Version>(*cfd->version);
+  if (v->levels.size() <= static_cast<size_t>(c.output_level)) v->levels.resize(c.output_level + 1);
+  auto remove_inputs = [](std::vector<std::shared_ptr<const FileMetaData>>* files,
+                          const std::vector<std::shared_ptr<const FileMetaData>>& gone) {
+    std::erase_if(*files, [&](const auto& f) {
+      for (const auto& g : gone) {
+        if (g->file_number == f->file_number) return true;
+      }
+      return false;
+    });
+  };
+  remove_inputs(&v->levels[c.level], c.upper);
+  remove_inputs(&v->levels[c.output_level], c.lower);
+  auto& out_level = v->levels[c.output_level];
+  for (const auto& outs : outputs) {
+    for (const auto& o : outs) out_level.push_back(TrackFile(o.meta));
+  }
+  std::sort(out_level.begin(), out_level.end(),
+            [](const auto& a, const auto& b) { return CompareInternalKey(a->smallest, b->smallest) < 0; });
+  cfd->version = std::move(v);
+  stat_compactions_++;
+  compaction_progress_++;
+  UpdateL0StatsLocked();
+  // The input files are deleted once the caller drops `c` and readers let go of them.
+  return Status::OK();
+}
+
+Status DBImpl::CompactRange(ColumnFamilyHandle* cf, const Range* range) {
+  Status s = Flush(FlushOptions(), cf);
+  if (!s.ok()) return s;
+  std::vector<ColumnFamilyData*> targets;
+  std::unique_lock<std::mutex> l(mutex_);
+  if (cf == nullptr) {
+    for (auto& [id, cfd] : cfs_) targets.push_back(cfd.get());
+  } else {
+    ColumnFamilyData* cfd = LiveCfd(cf);
+    if (cfd == nullptr) return Status::InvalidArgument("column family was dropped or is unknown");
+    targets.push_back(cfd);
+  }
+  const Slice start = range != nullptr ? range->start : Slice();
+  const Slice limit = range != nullptr ? range->limit : Slice();
+  for (ColumnFamilyData* cfd : targets) {
+    const int max_levels = std::max(cfd->options.max_levels, 2);
+    for (int level = 0; level < max_levels; ++level) {
+      // Wait for the background compaction of this CF, then take it over.
+      while (cfd->compacting && !shutting_down_) bg_cv_.wait(l);
+      if (shutting_down_) return Status::Aborted("database is closing");
+      if (cfd->dropped) break;
+      // The last non-empty level is rewritten in place only when it is level >= 1 and the
+      // only level left; otherwise push data down one level at a time.
+      int deepest = 0;
+      for (int i = 0; i < static_cast<int>(cfd->version->levels.size()); ++i) {
+        if (!cfd->version->levels[i].empty()) deepest = i;
+      }
+      if (level > deepest) break;
+      std::optional<CompactionInputs> c;
+      if (level < deepest || level == 0) {
+        c = PickRangeCompaction(*cfd->version, cfd->options, level, start, limit);
+      } else if (level == max_levels - 1 || level == deepest) {
+        // Bottom level: rewrite in place to drop tombstones and stale versions.
+        c = PickRangeCompaction(*cfd->version, cfd->options, level, start, limit);
+        if (c && c->output_level != level) {
+          c->output_level = level;
+          c->upper.insert(c->upper.end(), c->lower.begin(), c->lower.end());
+          c->lower.clear();
+        }
+      }
+      if (!c) continue;
+      cfd->compacting = true;
+      s = RunCompactionLocked(l, cfd, *c);
+      cfd->compacting = false;
+      bg_cv_.notify_all();
+      c.reset();
+      l.unlock();
+      DeleteObsoleteFiles();
+      l.lock();
+      if (!s.ok()) return s;
+    }
+  }
+  return Status::OK();
+}
+
+Status DBImpl::WaitForBackgroundWork() {
+  std::unique_lock<std::mutex> l(mutex_);
+  while (!shutting_down_) {
+    bool busy = flushes_running_ > 0 || compactions_running_ > 0;
+    for (const auto& slot : slots_) busy |= !slot->immutables.empty();
+    if (!busy) {
+      // Anything left to pick?
+      for (auto& [id, cfd] : cfs_) {
+        std::vector<std::string> cursors = cfd->compact_cursors;
+        if (!cfd->compacting && PickCompaction(*cfd->version, cfd->options, &cursors)) busy = true;
+      }
+      if (!busy) return bg_error_.ok() ? compaction_error_ : bg_error_;
+      if (!compaction_error_.ok()) return compaction_error_;
+    }
+    if (!bg_error_.ok()) return bg_error_;
+    bg_cv_.notify_all();
+    bg_cv_.wait_for(l, std::chrono::milliseconds(50));
+  }
+  return Status::Aborted("database is closing");
+}
+
+}  // namespace tidesdb

@@ -1,0 +1,180 @@
+// TransactionDBImpl and TransactionImpl: the transaction layer over DBImpl.
+//
+// Commit path: a transaction's write set becomes one WriteBatch, written through the DB's
+// group commit (DBImpl::WriteTxn) with a validation callback that the commit leader runs
+// in queue order after assigning the batch's sequences and before the WAL write. The
+// callback validates (optimistic conflicts, serializable reads and scanned ranges,
+// prepared ranges) and records the commit in the CommitTable / RecentCommitIndex, under
+// validate_mu_. So validation is atomic with respect to other committers while commits
+// stay group-committed (no mutex is held across the WAL write or fsync).
+//
+// Every committer X-locks its write set in the LockManager (pessimistic transactions as
+// they write, optimistic ones at commit in key order), so a key locked by a pessimistic
+// or prepared transaction is never committed by anybody else meanwhile. Details and the
+// isolation guarantees: docs/TRANSACTIONS.md.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "db/db_impl.h"
+#include "tidesdb/transaction.h"
+#include "txn/commit_table.h"
+#include "txn/lock_manager.h"
+#include "txn/recent_commit_index.h"
+#include "txn/write_set.h"
+
+namespace tidesdb {
+
+class TransactionImpl;
+
+// A prepared transaction, shared by its Transaction object (if any) and the TransactionDB
+// (which resolves it by xid). Everything needed to commit or roll it back.
+struct PreparedTxn {
+  std::string xid;
+  uint64_t txn_id = 0;  // lock owner
+  WriteBatch batch;
+  std::optional<SyncMode> sync_mode;
+  std::atomic<Transaction::State> state{Transaction::State::kPrepared};
+  std::atomic<uint64_t> commit_sequence{0};
+  // Guarded by TransactionDBImpl::prepared_mu_.
+  bool reserving = false;   // the xid is taken by a Prepare still writing its record
+  bool resolving = false;   // a Commit / Rollback is writing its record
+  bool handed_over = true;  // false for recovered ones not yet returned by RecoverPrepared
+};
+
+class TransactionDBImpl final : public TransactionDB {
+ public:
+  TransactionDBImpl(std::unique_ptr<DB> db, const TransactionDBOptions& options);
+  ~TransactionDBImpl() override;
+
+  Status RestoreRecoveredPrepared();  // at open
+
+  DB* db() override { return db_.get(); }
+  std::unique_ptr<Transaction> BeginTransaction(const TransactionOptions& options) override;
+  Status Write(const WriteOptions& options, WriteBatch* batch) override;
+  std::vector<std::unique_ptr<Transaction>> RecoverPrepared() override;
+  std::vector<std::string> PreparedXids() const override;
+  Status CommitPrepared(Slice xid) override;
+  Status RollbackPrepared(Slice xid) override;
+  bool GetProperty(Slice name, std::string* value) override;
+
+  // For tests: lock requests currently waiting.
+  size_t NumLockWaiters() const { return locks_.NumWaiters(); }
+
+ private:
+  friend class TransactionImpl;
+
+  // Runs in the commit leader's callback. `prepare`: validate and register the
+  // transaction's ranges as prepared, record nothing; otherwise validate and record.
+  Status ValidateLocked(const TransactionImpl& txn, bool prepare, SequenceNumber commit_seq);
+  void RecordCommitLocked(const WriteBatch& batch, SequenceNumber commit_seq);
+  // Busy if (cf, key) lies in a range scanned by a prepared transaction other than txn_id.
+  Status CheckPreparedRangesLocked(uint64_t txn_id, uint32_t cf_id, Slice key) const;
+  Status ResolvePrepared(const std::shared_ptr<PreparedTxn>& txn, bool commit);
+  std::shared_ptr<PreparedTxn> FindPrepared(Slice xid) const;
+  void MaybePrune();
+  int64_t LockTimeout(const TransactionOptions& o) const {
+    return o.lock_timeout_micros >= 0 ? o.lock_timeout_micros : options_.lock_timeout_micros;
+  }
+
+  const TransactionDBOptions options_;
+  std::unique_ptr<DB> db_;
+  DBImpl* const impl_;
+  LockManager locks_;
+  CommitTable commit_table_;
+  RecentCommitIndex range_index_;
+  std::atomic<uint64_t> next_txn_id_{1};
+
+  // Held by validation callbacks (which the DB already runs one at a time) and by
+  // whoever changes prepared_ranges_.
+  mutable std::mutex validate_mu_;
+  struct PreparedRange {
+    uint64_t txn_id;
+    KeyRange range;
+  };
+  std::vector<PreparedRange> prepared_ranges_;
+
+  mutable std::mutex prepared_mu_;
+  std::map<std::string, std::shared_ptr<PreparedTxn>, std::less<>> prepared_;
+
+  std::atomic<uint64_t> commits_since_prune_{0};
+  std::atomic<uint64_t> stat_commits_{0}, stat_rollbacks_{0}, stat_conflicts_{0}, stat_timeouts_{0},
+      stat_deadlocks_{0}, stat_prepares_{0};
+};
+
+class TransactionImpl final : public Transaction {
+ public:
+  TransactionImpl(TransactionDBImpl* db, const TransactionOptions& options, uint64_t id);
+  // A recovered prepared transaction.
+  TransactionImpl(TransactionDBImpl* db, std::shared_ptr<PreparedTxn> prepared);
+  ~TransactionImpl() override;
+
+  Status Put(ColumnFamilyHandle* cf, Slice key, Slice value) override;
+  Status Delete(ColumnFamilyHandle* cf, Slice key) override;
+  Status Get(ColumnFamilyHandle* cf, Slice key, std::string* value) override;
+  Status GetForUpdate(ColumnFamilyHandle* cf, Slice key, std::string* value) override;
+  std::unique_ptr<Iterator> NewIterator(const ReadOptions& options, ColumnFamilyHandle* cf) override;
+  void SetSavepoint() override;
+  Status RollbackToSavepoint() override;
+  Status ReleaseSavepoint() override;
+  Status Prepare(Slice xid) override;
+  Status Commit() override;
+  Status Rollback() override;
+  State state() const override;
+  uint64_t id() const override { return id_; }
+  uint64_t snapshot_sequence() const override {
+    return snapshot_ != nullptr && ReadsSnapshot() ? snapshot_->sequence() : 0;
+  }
+  uint64_t commit_sequence() const override;
+  const std::string& xid() const override;
+  size_t write_set_bytes() const override { return ws_.bytes(); }
+  size_t write_set_count() const override { return ws_.count(); }
+
+  // Internal writes by column family id (TransactionDB::Write).
+  Status WriteById(uint32_t cf_id, Slice key, Slice value, bool deleted);
+
+ private:
+  friend class TransactionDBImpl;
+
+  // A key read from the database whose value the commit depends on: validated at commit
+  // (optimistic) against commits after read_seq.
+  struct ReadKey {
+    uint32_t cf_id;
+    std::string key;
+    SequenceNumber read_seq;
+    bool for_update;
+  };
+
+  bool ReadsSnapshot() const { return options_.isolation >= IsolationLevel::kRepeatableRead; }
+  bool Serializable() const { return options_.isolation == IsolationLevel::kSerializable; }
+  bool Pessimistic() const { return options_.mode == ConcurrencyMode::kPessimistic; }
+  Status CheckActive() const;
+  void EnsureSnapshot();
+  // Pessimistic: lock (cf, key) in mode and, above read committed, check that nobody
+  // committed it after the snapshot.
+  Status LockKey(uint32_t cf_id, Slice key, LockMode mode);
+  Status CountFailure(const Status& s);
+  // Ends the transaction locally: drops the write set, locks and snapshot.
+  void Finish(State final_state);
+  // Optimistic commit / prepare: X locks on the write set (and, for prepare, the keys read).
+  Status LockForCommit(bool prepare);
+
+  TransactionDBImpl* const db_;
+  const TransactionOptions options_;
+  const uint64_t id_;
+  State state_ = State::kActive;
+  const Snapshot* snapshot_ = nullptr;  // registered with the DB
+  WriteSet ws_;
+  std::vector<ReadKey> reads_;
+  std::vector<KeyRange> ranges_;  // scanned by iterators (serializable)
+  bool holds_locks_ = false;
+  uint64_t commit_seq_ = 0;
+  std::shared_ptr<PreparedTxn> prepared_;
+};
+
+}  // namespace tidesdb

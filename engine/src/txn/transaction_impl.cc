@@ -1,0 +1,377 @@
+// Transaction: buffered writes, reads through the write set, locking (pessimistic),
+// savepoints, commit and prepare.
+#include <algorithm>
+
+#include "txn/transaction_db_impl.h"
+#include "txn/txn_iterator.h"
+
+namespace tidesdb {
+
+namespace {
+
+// A read view at a fixed sequence that the transaction keeps alive by a registered
+// snapshot at or below it.
+class FixedSnapshot final : public Snapshot {
+ public:
+  explicit FixedSnapshot(SequenceNumber seq) : seq_(seq) {}
+  uint64_t sequence() const override { return seq_; }
+
+ private:
+  SequenceNumber seq_;
+};
+
+class ErrorIterator final : public Iterator {
+ public:
+  explicit ErrorIterator(Status s) : status_(std::move(s)) {}
+  bool Valid() const override { return false; }
+  void SeekToFirst() override {}
+  void SeekToLast() override {}
+  void Seek(Slice) override {}
+  void SeekForPrev(Slice) override {}
+  void Next() override {}
+  void Prev() override {}
+  Slice key() const override { return {}; }
+  Slice value() const override { return {}; }
+  Status status() const override { return status_; }
+
+ private:
+  Status status_;
+};
+
+}  // namespace
+
+TransactionImpl::TransactionImpl(TransactionDBImpl* db, const TransactionOptions& options, uint64_t id)
+    : db_(db), options_(options), id_(id) {
+  if (options_.snapshot_at_begin && ReadsSnapshot()) EnsureSnapshot();
+}
+
+TransactionImpl::TransactionImpl(TransactionDBImpl* db, std::shared_ptr<PreparedTxn> prepared)
+    : db_(db), options_(), id_(prepared->txn_id), state_(State::kPrepared), prepared_(std::move(prepared)) {}
+
+TransactionImpl::~TransactionImpl() {
+  // A prepared transaction outlives its object: it is durable and resolvable by xid.
+  if (state_ == State::kActive) Rollback();
+}
+
+Transaction::State TransactionImpl::state() const {
+  if (state_ == State::kPrepared && prepared_) return prepared_->state.load();
+  return state_;
+}
+
+uint64_t TransactionImpl::commit_sequence() const {
+  return prepared_ ? prepared_->commit_sequence.load() : commit_seq_;
+}
+
+const std::string& TransactionImpl::xid() const {
+  static const std::string kNone;
+  return prepared_ ? prepared_->xid : kNone;
+}
+
+Status TransactionImpl::CheckActive() const {
+  if (state_ != State::kActive) return Status::InvalidArgument("transaction is not active");
+  return Status::OK();
+}
+
+void TransactionImpl::EnsureSnapshot() {
+  if (snapshot_ == nullptr) snapshot_ = db_->db_->GetSnapshot();
+}
+
+Status TransactionImpl::CountFailure(const Status& s) {
+  if (s.IsBusy()) db_->stat_conflicts_++;
+  if (s.IsTimedOut()) db_->stat_timeouts_++;
+  if (s.IsDeadlock()) db_->stat_deadlocks_++;
+  return s;
+}
+
+Status TransactionImpl::LockKey(uint32_t cf_id, Slice key, LockMode mode) {
+  holds_locks_ = true;
+  Status s = db_->locks_.Lock(id_, cf_id, key, mode, db_->LockTimeout(options_));
+  if (!s.ok()) return CountFailure(s);
+  if (ReadsSnapshot()) {
+    // Taken after the first lock, so that the first key cannot conflict.
+    EnsureSnapshot();
+    // The lock keeps new commits of the key out; one that landed after the snapshot
+    // would be a lost update (writes) or a value the snapshot cannot see (serializable
+    // reads).
+    s = db_->commit_table_.Validate(cf_id, key, snapshot_->sequence());
+    if (!s.ok()) return CountFailure(s);
+  }
+  return Status::OK();
+}
+
+// ------------------------------------------------------------------------------- writes
+
+Status TransactionImpl::Put(ColumnFamilyHandle* cf, Slice key, Slice value) {
+  if (cf == nullptr) return Status::InvalidArgument("null column family handle");
+  return WriteById(cf->id(), key, value, false);
+}
+
+Status TransactionImpl::Delete(ColumnFamilyHandle* cf, Slice key) {
+  if (cf == nullptr) return Status::InvalidArgument("null column family handle");
+  return WriteById(cf->id(), key, Slice(), true);
+}
+
+Status TransactionImpl::WriteById(uint32_t cf_id, Slice key, Slice value, bool deleted) {
+  Status s = CheckActive();
+  if (!s.ok()) return s;
+  const size_t limit =
+      options_.max_write_set_bytes != 0 ? options_.max_write_set_bytes : db_->options_.max_write_set_bytes;
+  if (ws_.BytesAfterWrite(cf_id, key, value.size()) > limit) {
+    return Status::NotSupported("transaction write set would exceed max_write_set_bytes",
+                                std::to_string(limit));
+  }
+  if (Pessimistic()) {
+    s = LockKey(cf_id, key, LockMode::kExclusive);
+    if (!s.ok()) return s;
+  } else if (ReadsSnapshot()) {
+    EnsureSnapshot();
+  }
+  if (deleted) {
+    ws_.Delete(cf_id, key);
+  } else {
+    ws_.Put(cf_id, key, value);
+  }
+  return Status::OK();
+}
+
+// -------------------------------------------------------------------------------- reads
+
+Status TransactionImpl::Get(ColumnFamilyHandle* cf, Slice key, std::string* value) {
+  Status s = CheckActive();
+  if (!s.ok()) return s;
+  if (cf == nullptr) return Status::InvalidArgument("null column family handle");
+  if (const WriteEntry* e = ws_.Find(cf->id(), key)) {
+    if (e->deleted) return Status::NotFound();
+    *value = e->value;
+    return Status::OK();
+  }
+  if (Pessimistic() && Serializable()) {
+    s = LockKey(cf->id(), key, LockMode::kShared);
+    if (!s.ok()) return s;
+  }
+  ReadOptions ro;
+  if (ReadsSnapshot()) {
+    EnsureSnapshot();
+    ro.snapshot = snapshot_;
+  }
+  s = db_->db_->Get(ro, cf, key, value);
+  if (!Pessimistic() && Serializable() && (s.ok() || s.IsNotFound())) {
+    reads_.push_back(ReadKey{cf->id(), std::string(key), snapshot_->sequence(), false});
+  }
+  return s;
+}
+
+Status TransactionImpl::GetForUpdate(ColumnFamilyHandle* cf, Slice key, std::string* value) {
+  Status s = CheckActive();
+  if (!s.ok()) return s;
+  if (cf == nullptr) return Status::InvalidArgument("null column family handle");
+  if (Pessimistic()) {
+    s = LockKey(cf->id(), key, LockMode::kExclusive);
+    if (!s.ok()) return s;
+  }
+  ReadOptions ro;
+  std::optional<FixedSnapshot> fixed;
+  SequenceNumber read_seq = 0;
+  if (ReadsSnapshot()) {
+    EnsureSnapshot();
+    ro.snapshot = snapshot_;
+    read_seq = snapshot_->sequence();
+  } else if (!Pessimistic()) {
+    // Read committed: the latest state, pinned at a sequence the commit validates from.
+    // The registered snapshot is only a floor that keeps the commit table from
+    // forgetting commits this transaction must see.
+    EnsureSnapshot();
+    read_seq = db_->db_->LatestSequence();
+    fixed.emplace(read_seq);
+    ro.snapshot = &*fixed;
+  }
+  if (!Pessimistic()) reads_.push_back(ReadKey{cf->id(), std::string(key), read_seq, true});
+  if (const WriteEntry* e = ws_.Find(cf->id(), key)) {
+    if (e->deleted) return Status::NotFound();
+    *value = e->value;
+    return Status::OK();
+  }
+  return db_->db_->Get(ro, cf, key, value);
+}
+
+std::unique_ptr<Iterator> TransactionImpl::NewIterator(const ReadOptions& options, ColumnFamilyHandle* cf) {
+  Status s = CheckActive();
+  if (!s.ok()) return std::make_unique<ErrorIterator>(s);
+  if (cf == nullptr)
+    return std::make_unique<ErrorIterator>(Status::InvalidArgument("null column family handle"));
+  ReadOptions ro = options;
+  ro.snapshot = nullptr;
+  if (ReadsSnapshot()) {
+    EnsureSnapshot();
+    ro.snapshot = snapshot_;
+  }
+  std::optional<std::string> lower, upper;
+  if (options.lower_bound != nullptr) lower = std::string(*options.lower_bound);
+  if (options.upper_bound != nullptr) upper = std::string(*options.upper_bound);
+  return NewTxnIterator(db_->db_->NewIterator(ro, cf), &ws_, cf->id(), std::move(lower), std::move(upper),
+                        Serializable() ? &ranges_ : nullptr);
+}
+
+// --------------------------------------------------------------------------- savepoints
+
+void TransactionImpl::SetSavepoint() {
+  if (state_ == State::kActive) ws_.SetSavepoint();
+}
+
+Status TransactionImpl::RollbackToSavepoint() {
+  Status s = CheckActive();
+  if (!s.ok()) return s;
+  return ws_.RollbackToSavepoint();
+}
+
+Status TransactionImpl::ReleaseSavepoint() {
+  Status s = CheckActive();
+  if (!s.ok()) return s;
+  return ws_.ReleaseSavepoint();
+}
+
+// --------------------------------------------------------------------------- completion
+
+void TransactionImpl::Finish(State final_state) {
+  state_ = final_state;
+  ws_.Clear();
+  reads_.clear();
+  ranges_.clear();
+  if (snapshot_ != nullptr) {
+    db_->db_->ReleaseSnapshot(snapshot_);
+    snapshot_ = nullptr;
+  }
+  if (holds_locks_) {
+    db_->locks_.UnlockAll(id_);
+    holds_locks_ = false;
+  }
+}
+
+Status TransactionImpl::LockForCommit(bool prepare) {
+  // Key order (the write set's order) among optimistic committers; waits on pessimistic
+  // and prepared holders, with deadlock detection.
+  holds_locks_ = true;
+  const int64_t timeout = db_->LockTimeout(options_);
+  for (const auto& [cf_id, map] : ws_.cfs()) {
+    for (const auto& [key, e] : map) {
+      Status s = db_->locks_.Lock(id_, cf_id, key, LockMode::kExclusive, timeout);
+      if (!s.ok()) return CountFailure(s);
+    }
+  }
+  if (prepare) {
+    // Between Prepare and Commit nobody may change what the transaction read either.
+    for (const ReadKey& r : reads_) {
+      Status s = db_->locks_.Lock(id_, r.cf_id, r.key,
+                                  r.for_update ? LockMode::kExclusive : LockMode::kShared, timeout);
+      if (!s.ok()) return CountFailure(s);
+    }
+  }
+  return Status::OK();
+}
+
+Status TransactionImpl::Commit() {
+  if (state_ == State::kPrepared) return db_->ResolvePrepared(prepared_, true);
+  Status s = CheckActive();
+  if (!s.ok()) return s;
+  if (ws_.empty()) {
+    // Read-only: its reads came from one consistent state (or, at read committed, from
+    // committed states); there is nothing to validate or log.
+    Finish(State::kCommitted);
+    db_->stat_commits_++;
+    return Status::OK();
+  }
+  if (!Pessimistic()) {
+    s = LockForCommit(false);
+    if (!s.ok()) {
+      Finish(State::kRolledBack);
+      return s;
+    }
+  }
+  WriteBatch batch;
+  ws_.BuildBatch(&batch);
+  DBImpl::TxnWrite tw;
+  tw.validate = [this](SequenceNumber, SequenceNumber last) {
+    std::lock_guard<std::mutex> g(db_->validate_mu_);
+    return db_->ValidateLocked(*this, false, last);
+  };
+  WriteOptions wo;
+  wo.sync_mode = options_.sync_mode;
+  s = db_->impl_->WriteTxn(wo, &batch, &tw);
+  if (!s.ok()) {
+    CountFailure(s);
+    Finish(State::kRolledBack);
+    return s;
+  }
+  commit_seq_ = tw.last_sequence;
+  Finish(State::kCommitted);
+  db_->stat_commits_++;
+  db_->MaybePrune();
+  return Status::OK();
+}
+
+Status TransactionImpl::Prepare(Slice xid) {
+  Status s = CheckActive();
+  if (!s.ok()) return s;
+  if (xid.empty() || xid.size() > 65535) return Status::InvalidArgument("xid must be 1..65535 bytes");
+  auto rec = std::make_shared<PreparedTxn>();
+  rec->xid = std::string(xid);
+  rec->txn_id = id_;
+  rec->sync_mode = options_.sync_mode;
+  rec->reserving = true;
+  {
+    std::lock_guard<std::mutex> l(db_->prepared_mu_);
+    if (!db_->prepared_.try_emplace(rec->xid, rec).second) {
+      return Status::InvalidArgument("a prepared transaction with this xid exists");
+    }
+  }
+  auto fail = [&](const Status& st) {
+    {
+      std::lock_guard<std::mutex> l(db_->prepared_mu_);
+      db_->prepared_.erase(rec->xid);
+    }
+    {
+      std::lock_guard<std::mutex> g(db_->validate_mu_);
+      std::erase_if(db_->prepared_ranges_, [&](const auto& p) { return p.txn_id == id_; });
+    }
+    CountFailure(st);
+    Finish(State::kRolledBack);
+    return st;
+  };
+  if (!Pessimistic()) {
+    s = LockForCommit(true);
+    if (!s.ok()) return fail(s);
+  }
+  ws_.BuildBatch(&rec->batch);
+  DBImpl::TxnWrite tw;
+  tw.type = kWalPrepare;
+  tw.xid = rec->xid;
+  tw.validate = [this](SequenceNumber, SequenceNumber) {
+    std::lock_guard<std::mutex> g(db_->validate_mu_);
+    return db_->ValidateLocked(*this, true, 0);
+  };
+  WriteOptions wo;
+  wo.sync_mode = SyncMode::kFull;  // a prepared transaction must survive a power loss
+  s = db_->impl_->WriteTxn(wo, &rec->batch, &tw);
+  if (!s.ok()) return fail(s);
+  {
+    std::lock_guard<std::mutex> l(db_->prepared_mu_);
+    rec->reserving = false;
+  }
+  db_->stat_prepares_++;
+  prepared_ = std::move(rec);
+  // The locks now belong to the prepared transaction (same owner id); the rest goes.
+  holds_locks_ = false;
+  Finish(State::kPrepared);
+  return Status::OK();
+}
+
+Status TransactionImpl::Rollback() {
+  if (state_ == State::kPrepared) return db_->ResolvePrepared(prepared_, false);
+  Status s = CheckActive();
+  if (!s.ok()) return s;
+  Finish(State::kRolledBack);
+  db_->stat_rollbacks_++;
+  return Status::OK();
+}
+
+}  // namespace tidesdb

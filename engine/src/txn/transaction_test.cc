@@ -1,0 +1,396 @@
+// Transaction API: read-your-writes, atomic multi-CF commit, iterators merged with the
+// write set, nested savepoints, per-transaction sync mode, write-set bound, locks on
+// absent keys, timeouts and deadlocks, TransactionDB::Write.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <random>
+
+#include "txn/txn_test_util.h"
+
+namespace tidesdb {
+namespace {
+
+using namespace txntest;
+
+class TransactionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static std::atomic<int> counter{0};
+    dir_ = ScratchDir("txn_" + std::to_string(counter++));
+    DestroyDB(dir_, Options());
+    options_.sync_mode = SyncMode::kNone;
+    options_.flush_threads = 1;
+    Reopen();
+  }
+  void TearDown() override {
+    db_.reset();
+    DestroyDB(dir_, Options());
+  }
+  void Reopen() {
+    db_.reset();
+    TransactionDBOptions to;
+    to.lock_timeout_micros = 10'000'000;
+    to.max_write_set_bytes = max_write_set_bytes_;
+    ASSERT_TRUE(TransactionDB::Open(options_, to, dir_, &db_).ok());
+    cf_ = db_->db()->DefaultColumnFamily();
+  }
+  std::unique_ptr<Transaction> Begin(ConcurrencyMode mode = ConcurrencyMode::kOptimistic,
+                                     IsolationLevel level = IsolationLevel::kSnapshot) {
+    TransactionOptions o;
+    o.mode = mode;
+    o.isolation = level;
+    return db_->BeginTransaction(o);
+  }
+  std::string Db(Slice k, ColumnFamilyHandle* cf = nullptr) {
+    std::string v;
+    Status s = db_->db()->Get(ReadOptions(), cf ? cf : cf_, k, &v);
+    return s.IsNotFound() ? "<none>" : s.ok() ? v : "<" + s.ToString() + ">";
+  }
+  uint64_t WalSyncs() {
+    std::string stats;
+    EXPECT_TRUE(db_->db()->GetProperty(nullptr, "tidesdb.stats", &stats));
+    auto pos = stats.find("wal_syncs=");
+    return std::stoull(stats.substr(pos + 10));
+  }
+  static std::string Scan(Iterator* it, bool reverse = false) {
+    std::string out;
+    if (reverse) {
+      for (it->SeekToLast(); it->Valid(); it->Prev())
+        out += std::string(it->key()) + "=" + std::string(it->value()) + " ";
+    } else {
+      for (it->SeekToFirst(); it->Valid(); it->Next())
+        out += std::string(it->key()) + "=" + std::string(it->value()) + " ";
+    }
+    EXPECT_TRUE(it->status().ok());
+    return out;
+  }
+
+  std::string dir_;
+  Options options_;
+  size_t max_write_set_bytes_ = 256 << 20;
+  std::unique_ptr<TransactionDB> db_;
+  ColumnFamilyHandle* cf_ = nullptr;
+};
+
+TEST_F(TransactionTest, ReadsOwnWritesInvisibleToOthersUntilCommit) {
+  for (auto mode : {ConcurrencyMode::kOptimistic, ConcurrencyMode::kPessimistic}) {
+    auto t = Begin(mode);
+    ASSERT_TRUE(t->Put(cf_, "k", "v1").ok());
+    EXPECT_EQ(Read(t.get(), cf_, "k"), "v1");
+    EXPECT_EQ(Db("k"), "<none>");
+    ASSERT_TRUE(t->Put(cf_, "k", "v2").ok());
+    ASSERT_TRUE(t->Put(cf_, "gone", "x").ok());
+    ASSERT_TRUE(t->Delete(cf_, "gone").ok());
+    EXPECT_EQ(Read(t.get(), cf_, "k"), "v2");
+    EXPECT_EQ(Read(t.get(), cf_, "gone"), "<none>");
+    EXPECT_EQ(t->write_set_count(), 2u);
+    ASSERT_TRUE(t->Commit().ok());
+    EXPECT_EQ(t->state(), Transaction::State::kCommitted);
+    EXPECT_EQ(Db("k"), "v2");
+    EXPECT_EQ(Db("gone"), "<none>");
+    EXPECT_TRUE(t->Put(cf_, "k", "v3").IsInvalidArgument());  // not active any more
+    auto d = Begin(mode);
+    ASSERT_TRUE(d->Delete(cf_, "k").ok());
+    ASSERT_TRUE(d->Commit().ok());
+  }
+}
+
+TEST_F(TransactionTest, MultiColumnFamilyCommitIsAtomicAndDurable) {
+  ColumnFamilyHandle* idx = nullptr;
+  ASSERT_TRUE(db_->db()->CreateColumnFamily(ColumnFamilyOptions(), "index", &idx).ok());
+  auto t = Begin();
+  ASSERT_TRUE(t->Put(cf_, "row1", "data").ok());
+  ASSERT_TRUE(t->Put(idx, "data|row1", "").ok());
+  const uint64_t before = db_->db()->LatestSequence();
+  ASSERT_TRUE(t->Commit().ok());
+  EXPECT_EQ(t->commit_sequence(), before + 2);  // one batch, consecutive sequences
+  EXPECT_EQ(db_->db()->LatestSequence(), before + 2);
+  Reopen();
+  idx = db_->db()->GetColumnFamily("index");
+  ASSERT_NE(idx, nullptr);
+  EXPECT_EQ(Db("row1"), "data");
+  EXPECT_EQ(Db("data|row1", idx), "");
+}
+
+TEST_F(TransactionTest, RollbackDiscardsEverything) {
+  auto t = Begin(ConcurrencyMode::kPessimistic);
+  ASSERT_TRUE(t->Put(cf_, "a", "1").ok());
+  ASSERT_TRUE(t->Rollback().ok());
+  EXPECT_EQ(t->state(), Transaction::State::kRolledBack);
+  EXPECT_EQ(Db("a"), "<none>");
+  // Its lock went with it.
+  auto u = Begin(ConcurrencyMode::kPessimistic);
+  TransactionOptions o;
+  ASSERT_TRUE(u->Put(cf_, "a", "2").ok());
+  ASSERT_TRUE(u->Commit().ok());
+  // Deleting an active transaction rolls it back.
+  {
+    auto v = Begin();
+    ASSERT_TRUE(v->Put(cf_, "a", "3").ok());
+  }
+  EXPECT_EQ(Db("a"), "2");
+}
+
+TEST_F(TransactionTest, IteratorMergesWriteSet) {
+  WriteBatch b;
+  for (const char* k : {"b", "d", "f", "h"}) b.Put(cf_, k, std::string("db") + k);
+  ASSERT_TRUE(db_->Write(WriteOptions(), &b).ok());
+  auto t = Begin();
+  ASSERT_TRUE(t->Put(cf_, "a", "ta").ok());  // before every base key
+  ASSERT_TRUE(t->Put(cf_, "d", "td").ok());  // overrides a base key
+  ASSERT_TRUE(t->Delete(cf_, "f").ok());     // hides a base key
+  ASSERT_TRUE(t->Put(cf_, "g", "tg").ok());  // between base keys
+  ASSERT_TRUE(t->Delete(cf_, "zz").ok());    // deletes an absent key
+  ASSERT_TRUE(t->Put(cf_, "z", "tz").ok());  // after every base key
+  auto it = t->NewIterator(ReadOptions(), cf_);
+  EXPECT_EQ(Scan(it.get()), "a=ta b=dbb d=td g=tg h=dbh z=tz ");
+  EXPECT_EQ(Scan(it.get(), true), "z=tz h=dbh g=tg d=td b=dbb a=ta ");
+  it->Seek("e");
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->key(), "g");
+  it->Prev();
+  EXPECT_EQ(it->key(), "d");
+  it->Next();
+  EXPECT_EQ(it->key(), "g");
+  it->SeekForPrev("f");
+  EXPECT_EQ(it->key(), "d");
+  it->Next();
+  it->Next();
+  EXPECT_EQ(it->key(), "h");
+  // A write made while the iterator is open is seen from its next move.
+  ASSERT_TRUE(t->Put(cf_, "i", "ti").ok());
+  it->Next();
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->key(), "i");
+
+  Slice lo("c"), hi("h");
+  ReadOptions ro;
+  ro.lower_bound = &lo;
+  ro.upper_bound = &hi;
+  auto bounded = t->NewIterator(ro, cf_);
+  EXPECT_EQ(Scan(bounded.get()), "d=td g=tg ");
+  EXPECT_EQ(Scan(bounded.get(), true), "g=tg d=td ");
+  bounded->Seek("a");
+  EXPECT_EQ(bounded->key(), "d");
+  bounded->SeekForPrev("zz");
+  EXPECT_EQ(bounded->key(), "g");
+  bounded.reset();
+  it.reset();
+  ASSERT_TRUE(t->Commit().ok());
+}
+
+// The merged iterator against a model, over random writes, deletes and bounds.
+TEST_F(TransactionTest, IteratorMatchesModelRandomized) {
+  uint32_t seed = std::random_device()();
+  if (const char* e = std::getenv("TIDESDB_TEST_SEED")) seed = static_cast<uint32_t>(std::stoul(e));
+  std::printf("seed %u (TIDESDB_TEST_SEED)\n", seed);
+  std::mt19937 rng(seed);
+  auto key = [&] { return std::string(1, static_cast<char>('a' + rng() % 20)); };
+  std::map<std::string, std::string> model;
+  WriteBatch b;
+  for (int i = 0; i < 12; ++i) {
+    std::string k = key();
+    model[k] = "db" + k;
+    b.Put(cf_, k, model[k]);
+  }
+  ASSERT_TRUE(db_->Write(WriteOptions(), &b).ok());
+  for (int round = 0; round < 30; ++round) {
+    auto t = Begin();
+    auto m = model;
+    for (int i = 0; i < 10; ++i) {
+      std::string k = key();
+      if (rng() % 3 == 0) {
+        ASSERT_TRUE(t->Delete(cf_, k).ok());
+        m.erase(k);
+      } else {
+        std::string v = "t" + std::to_string(rng() % 100);
+        ASSERT_TRUE(t->Put(cf_, k, v).ok());
+        m[k] = v;
+      }
+    }
+    std::string lo = key(), hi = key();
+    if (hi < lo) std::swap(lo, hi);
+    Slice los(lo), his(hi);
+    ReadOptions ro;
+    ro.lower_bound = &los;
+    ro.upper_bound = &his;
+    std::string expect_fwd, expect_rev;
+    for (auto it = m.lower_bound(lo); it != m.end() && it->first < hi; ++it) {
+      expect_fwd += it->first + "=" + it->second + " ";
+      expect_rev = it->first + "=" + it->second + " " + expect_rev;
+    }
+    auto it = t->NewIterator(ro, cf_);
+    EXPECT_EQ(Scan(it.get()), expect_fwd) << "round " << round;
+    EXPECT_EQ(Scan(it.get(), true), expect_rev) << "round " << round;
+    it.reset();
+    if (rng() % 2 == 0) {
+      ASSERT_TRUE(t->Commit().ok());
+      model = m;
+    }
+  }
+}
+
+TEST_F(TransactionTest, NestedSavepoints) {
+  auto t = Begin(ConcurrencyMode::kPessimistic);
+  EXPECT_TRUE(t->RollbackToSavepoint().IsNotFound());
+  EXPECT_TRUE(t->ReleaseSavepoint().IsNotFound());
+  ASSERT_TRUE(t->Put(cf_, "a", "1").ok());
+  t->SetSavepoint();  // sp1
+  ASSERT_TRUE(t->Put(cf_, "a", "2").ok());
+  ASSERT_TRUE(t->Put(cf_, "b", "1").ok());
+  t->SetSavepoint();  // sp2
+  ASSERT_TRUE(t->Delete(cf_, "a").ok());
+  ASSERT_TRUE(t->Put(cf_, "c", "1").ok());
+  t->SetSavepoint();  // sp3
+  ASSERT_TRUE(t->Put(cf_, "d", "1").ok());
+  ASSERT_TRUE(t->ReleaseSavepoint().ok());  // sp3 released: d stays, undone with sp2
+  EXPECT_EQ(Read(t.get(), cf_, "d"), "1");
+  ASSERT_TRUE(t->RollbackToSavepoint().ok());  // back to sp2
+  EXPECT_EQ(Read(t.get(), cf_, "a"), "2");
+  EXPECT_EQ(Read(t.get(), cf_, "c"), "<none>");
+  EXPECT_EQ(Read(t.get(), cf_, "d"), "<none>");
+  EXPECT_EQ(Read(t.get(), cf_, "b"), "1");
+  t->SetSavepoint();  // sp2'
+  ASSERT_TRUE(t->Put(cf_, "e", "1").ok());
+  ASSERT_TRUE(t->RollbackToSavepoint().ok());
+  EXPECT_EQ(Read(t.get(), cf_, "e"), "<none>");
+  ASSERT_TRUE(t->RollbackToSavepoint().ok());  // back to sp1
+  EXPECT_EQ(Read(t.get(), cf_, "a"), "1");
+  EXPECT_EQ(Read(t.get(), cf_, "b"), "<none>");
+  EXPECT_EQ(t->write_set_count(), 1u);
+  EXPECT_TRUE(t->RollbackToSavepoint().IsNotFound());
+  ASSERT_TRUE(t->Commit().ok());
+  EXPECT_EQ(Db("a"), "1");
+  EXPECT_EQ(Db("b"), "<none>");
+  EXPECT_EQ(Db("c"), "<none>");
+}
+
+TEST_F(TransactionTest, PerTransactionSyncModeOverride) {
+  // The database does not sync (kNone); a transaction asking for kFull syncs its commit.
+  uint64_t s0 = WalSyncs();
+  auto t = Begin();
+  ASSERT_TRUE(t->Put(cf_, "a", "1").ok());
+  ASSERT_TRUE(t->Commit().ok());
+  EXPECT_EQ(WalSyncs(), s0);
+  TransactionOptions full;
+  full.sync_mode = SyncMode::kFull;
+  t = db_->BeginTransaction(full);
+  ASSERT_TRUE(t->Put(cf_, "a", "2").ok());
+  ASSERT_TRUE(t->Commit().ok());
+  EXPECT_EQ(WalSyncs(), s0 + 1);
+  // And back: a kFull database, a kNone transaction.
+  options_.sync_mode = SyncMode::kFull;
+  Reopen();
+  s0 = WalSyncs();
+  TransactionOptions none;
+  none.sync_mode = SyncMode::kNone;
+  t = db_->BeginTransaction(none);
+  ASSERT_TRUE(t->Put(cf_, "a", "3").ok());
+  ASSERT_TRUE(t->Commit().ok());
+  EXPECT_EQ(WalSyncs(), s0);
+  t = Begin();
+  ASSERT_TRUE(t->Put(cf_, "a", "4").ok());
+  ASSERT_TRUE(t->Commit().ok());
+  EXPECT_EQ(WalSyncs(), s0 + 1);
+}
+
+TEST_F(TransactionTest, WriteSetBoundIsAClearErrorNeverAPartialCommit) {
+  max_write_set_bytes_ = 64 << 10;
+  Reopen();
+  auto t = Begin();
+  std::string value(1000, 'v');
+  Status s;
+  int written = 0;
+  for (; written < 1000; ++written) {
+    s = t->Put(cf_, "k" + std::to_string(written), value);
+    if (!s.ok()) break;
+  }
+  EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
+  EXPECT_GT(written, 10);
+  EXPECT_LT(written, 100);
+  EXPECT_LE(t->write_set_bytes(), size_t{64} << 10);
+  EXPECT_EQ(Db("k0"), "<none>");  // nothing was committed on the way
+  // The transaction is still usable: overwriting within the bound works.
+  ASSERT_TRUE(t->Put(cf_, "k0", "small").ok());
+  ASSERT_TRUE(t->Commit().ok());
+  EXPECT_EQ(Db("k0"), "small");
+  EXPECT_EQ(Db("k" + std::to_string(written - 1)), value);
+  EXPECT_EQ(Db("k" + std::to_string(written)), "<none>");
+}
+
+TEST_F(TransactionTest, PessimisticLocksAbsentKeysTimeoutAndDeadlock) {
+  TransactionOptions o;
+  o.mode = ConcurrencyMode::kPessimistic;
+  o.isolation = IsolationLevel::kReadCommitted;
+  o.lock_timeout_micros = 20'000;
+  auto t1 = db_->BeginTransaction(o), t2 = db_->BeginTransaction(o);
+  ASSERT_TRUE(t1->Put(cf_, "new", "1").ok());  // an insert: the key does not exist
+  Status s = t2->Put(cf_, "new", "2");
+  EXPECT_TRUE(s.IsTimedOut()) << s.ToString();
+  ASSERT_TRUE(t2->Put(cf_, "other", "2").ok());  // still active after a timeout
+  o.lock_timeout_micros = 10'000'000;
+  auto t3 = db_->BeginTransaction(o), t4 = db_->BeginTransaction(o);
+  ASSERT_TRUE(t3->Put(cf_, "x", "3").ok());
+  ASSERT_TRUE(t4->Put(cf_, "y", "4").ok());
+  auto f = Async([&] { return t3->Put(cf_, "y", "3"); });
+  ASSERT_TRUE(WaitForWaiters(db_.get(), 1));
+  s = t4->Put(cf_, "x", "4");
+  EXPECT_TRUE(s.IsDeadlock()) << s.ToString();
+  ASSERT_TRUE(t4->Rollback().ok());
+  ASSERT_TRUE(f.get().ok());
+  ASSERT_TRUE(t3->Commit().ok());
+  ASSERT_TRUE(t1->Commit().ok());
+  ASSERT_TRUE(t2->Commit().ok());
+  EXPECT_EQ(Db("new") + Db("other") + Db("x") + Db("y"), "1233");
+  std::string stats;
+  ASSERT_TRUE(db_->GetProperty("tidesdb.txn.stats", &stats));
+  EXPECT_NE(stats.find("lock_timeouts=1"), std::string::npos) << stats;
+  EXPECT_NE(stats.find("deadlocks=1"), std::string::npos) << stats;
+}
+
+TEST_F(TransactionTest, OptimisticCommitWaitsForPessimisticLock) {
+  auto p = Begin(ConcurrencyMode::kPessimistic);
+  ASSERT_TRUE(p->Put(cf_, "k", "p").ok());
+  auto o = Begin(ConcurrencyMode::kOptimistic, IsolationLevel::kReadCommitted);
+  ASSERT_TRUE(o->Put(cf_, "k", "o").ok());
+  auto f = Async([&] { return o->Commit(); });
+  ASSERT_TRUE(WaitForWaiters(db_.get(), 1));
+  EXPECT_EQ(Db("k"), "<none>");
+  ASSERT_TRUE(p->Commit().ok());
+  ASSERT_TRUE(f.get().ok());
+  EXPECT_EQ(Db("k"), "o");
+}
+
+TEST_F(TransactionTest, TransactionDBWriteTakesPartInConflicts) {
+  auto t = Begin();
+  EXPECT_EQ(Read(t.get(), cf_, "k"), "<none>");
+  WriteBatch b;
+  b.Put(cf_, "k", "plain");
+  ASSERT_TRUE(db_->Write(WriteOptions(), &b).ok());
+  ASSERT_TRUE(t->Put(cf_, "k", "txn").ok());
+  EXPECT_TRUE(t->Commit().IsBusy());
+  EXPECT_EQ(Db("k"), "plain");
+}
+
+TEST_F(TransactionTest, SnapshotTakenAtFirstOperationOrAtBegin) {
+  WriteBatch seed;
+  seed.Put(cf_, "seed", "1");
+  ASSERT_TRUE(db_->Write(WriteOptions(), &seed).ok());
+  auto lazy = Begin();
+  TransactionOptions o;
+  o.snapshot_at_begin = true;
+  auto eager = db_->BeginTransaction(o);
+  EXPECT_EQ(lazy->snapshot_sequence(), 0u);
+  EXPECT_EQ(eager->snapshot_sequence(), db_->db()->LatestSequence());
+  WriteBatch b;
+  b.Put(cf_, "k", "v");
+  ASSERT_TRUE(db_->Write(WriteOptions(), &b).ok());
+  EXPECT_EQ(Read(lazy.get(), cf_, "k"), "v");
+  EXPECT_EQ(Read(eager.get(), cf_, "k"), "<none>");
+  EXPECT_EQ(lazy->snapshot_sequence(), db_->db()->LatestSequence());
+}
+
+}  // namespace
+}  // namespace tidesdb
