@@ -1,0 +1,45 @@
+#include "log_scan.h"
+
+#include <memory>
+
+#include "files.h"
+#include "wal/log_reader.h"
+
+namespace tidesdb::tool {
+
+LogScanResult ScanLog(const std::string& path, LogKind kind, const LogRecordFn& fn,
+                      const LogHeaderFn& on_header) {
+  LogScanResult r;
+  std::unique_ptr<LogReader> reader;
+  r.status = LogReader::Open(ToolEnv(), path, &reader);
+  if (!r.status.ok()) return r;
+  r.file_size = reader->file_size();
+  r.status = reader->ReadHeader(kind, &r.log_number);
+  if (!r.status.ok()) return r;
+  r.header_ok = true;
+  if (on_header) on_header(r);
+  while (true) {
+    uint8_t type = 0;
+    std::string payload;
+    bool eof = false;
+    r.status = reader->ReadRecord(&type, &payload, &eof);
+    if (!r.status.ok() || eof) break;
+    ++r.records;
+    fn(reader->last_record_offset(), type, payload);
+  }
+  r.torn_tail = reader->torn_tail();
+  r.valid_end = reader->valid_end_offset();
+  return r;
+}
+
+std::string DescribeTornTail(const std::string& path, const LogScanResult& r) {
+  if (r.valid_end == 0) {
+    return path + ": empty or zero-filled log of " + std::to_string(r.file_size) +
+           " bytes (the crash came before its header reached the disk)";
+  }
+  return path + ": offset " + std::to_string(r.valid_end) +
+         ": torn tail: " + std::to_string(r.file_size - r.valid_end) +
+         " bytes after the last complete record (recovery truncates the log here)";
+}
+
+}  // namespace tidesdb::tool
