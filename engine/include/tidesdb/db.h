@@ -99,6 +99,11 @@ class DB {
   // down to the last level, dropping overwritten versions no snapshot needs, tombstones and
   // expired entries. Flushes the memtables first. Returns when done.
   virtual Status CompactRange(ColumnFamilyHandle* cf, const Range* range) = 0;
+  // Writes a consistent copy of the database, taken online, into the new directory `dir`
+  // (on the same file system, SSTables and value logs are hard links; WAL tails are copied).
+  // The copy opens as a database holding exactly the commits acknowledged before the call
+  // took effect; writes may go on meanwhile.
+  virtual Status Checkpoint(const std::string& dir) = 0;
   // Blocks until no flush or compaction is pending or running (tests, benchmarks).
   virtual Status WaitForBackgroundWork() = 0;
 

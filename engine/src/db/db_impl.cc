@@ -454,12 +454,17 @@ Status DBImpl::ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bo
     inserter.seq = first_seq;
     s = batch.Iterate(&inserter);
     if (!s.ok()) return Status::Corruption(fname, where + ": " + s.message());
-    if (batch.Count() > 0) last_sequence_ = std::max(last_sequence_, first_seq + batch.Count() - 1);
-    // Keep recovery's memory bounded: flush a memtable that filled up.
+    if (batch.Count() > 0) {
+      last_sequence_ = std::max(last_sequence_, first_seq + batch.Count() - 1);
+      replayed_sequence_ = std::max(replayed_sequence_, first_seq + batch.Count() - 1);
+    }
+    // Keep recovery's memory bounded: flush a memtable that filled up. Its end is what has
+    // been replayed so far, not last_sequence_: the manifest may record a later sequence
+    // whose entries are still ahead in the WAL (they must not count as flushed).
     for (auto& slot : slots_) {
       if (slot->active.mem->ApproximateMemoryUsage() >= slot->write_buffer_size) {
         MemTableEntry frozen = slot->active;
-        frozen.end_sequence = last_sequence_;
+        frozen.end_sequence = replayed_sequence_;
         slot->immutables.push_back(frozen);
         slot->active.mem = NewMemTable(slot->write_buffer_size);
         slot->active.wal_number = number;
@@ -483,45 +488,67 @@ Status DBImpl::ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bo
 
 // ------------------------------------------------------------------------------- manifest
 
-Status DBImpl::WriteSnapshotManifest() {
-  const uint64_t number = next_file_number_++;
-  const std::string fname = ManifestFileName(dbname_, number);
-  std::unique_ptr<WritableFile> file;
-  Status s = env_->NewWritableFile(fname, EnvOptions{}, &file);
-  if (!s.ok()) return s;
-  auto writer = std::make_unique<LogWriter>(std::move(file), LogKind::kManifest, number);
-  VersionEdit edit;
-  edit.SetNextFileNumber(next_file_number_);
-  edit.SetLastSequence(last_sequence_);
-  edit.SetWalNumber(MinLiveWalNumberLocked());
-  edit.SetMaxColumnFamily(max_cf_id_);
+void DBImpl::BuildSnapshotEditLocked(VersionEdit* edit) const {
+  edit->SetNextFileNumber(next_file_number_);
+  edit->SetLastSequence(last_sequence_);
+  edit->SetWalNumber(MinLiveWalNumberLocked());
+  edit->SetMaxColumnFamily(max_cf_id_);
   for (const auto& [id, cfd] : cfs_) {
-    edit.AddColumnFamily(id, cfd->name, cfd->options);
-    edit.SetFlushedSequence(id, cfd->flushed_sequence);
+    edit->AddColumnFamily(id, cfd->name, cfd->options);
+    edit->SetFlushedSequence(id, cfd->flushed_sequence);
     const Version& v = *cfd->version;
     for (size_t level = 0; level < v.levels.size(); ++level) {
       // L0 is newest first in memory and replayed by prepending: log oldest first.
       const auto& files = v.levels[level];
       for (size_t i = 0; i < files.size(); ++i) {
         const auto& f = level == 0 ? files[files.size() - 1 - i] : files[i];
-        edit.AddFile(id, static_cast<int>(level), *f);
+        edit->AddFile(id, static_cast<int>(level), *f);
       }
     }
-    for (const auto& vl : v.value_logs) edit.AddValueLog(id, vl->file_number, vl->file_size);
+    for (const auto& vl : v.value_logs) edit->AddValueLog(id, vl->file_number, vl->file_size);
   }
+}
+
+Status DBImpl::WriteManifestFile(const std::string& dir, uint64_t number, const VersionEdit& edit,
+                                 std::unique_ptr<LogWriter>* out) {
+  const std::string fname = ManifestFileName(dir, number);
+  std::unique_ptr<WritableFile> file;
+  Status s = env_->NewWritableFile(fname, EnvOptions{}, &file);
+  if (!s.ok()) return s;
+  auto writer = std::make_unique<LogWriter>(std::move(file), LogKind::kManifest, number);
   std::string record;
   edit.EncodeTo(&record);
   s = writer->AddRecord(kManifestEditRecord, record);
   if (s.ok()) s = writer->Sync();
-  const std::string tmp = CurrentFileName(dbname_) + ".tmp";
+  // CURRENT is replaced atomically: a crash leaves the old or the new manifest in force.
+  const std::string tmp = CurrentFileName(dir) + ".tmp";
   char name[64];
   std::snprintf(name, sizeof(name), "MANIFEST-%06llu\n", static_cast<unsigned long long>(number));
   if (s.ok()) s = WriteStringToFile(env_, name, tmp, true);
-  if (s.ok()) s = env_->RenameFile(tmp, CurrentFileName(dbname_));
-  if (s.ok()) s = env_->SyncDir(dbname_);
+  if (s.ok()) s = env_->RenameFile(tmp, CurrentFileName(dir));
+  // Once renamed, CURRENT names the new manifest (durably or not): it must stay.
+  const bool installed = s.ok();
+  if (s.ok()) s = env_->SyncDir(dir);
   if (!s.ok()) {
     writer->Close();
-    env_->RemoveFile(fname);
+    if (!installed) env_->RemoveFile(fname);
+    return s;
+  }
+  *out = std::move(writer);
+  return Status::OK();
+}
+
+Status DBImpl::WriteSnapshotManifest() {
+  const uint64_t number = next_file_number_++;
+  VersionEdit edit;
+  BuildSnapshotEditLocked(&edit);
+  std::unique_ptr<LogWriter> writer;
+  Status s = WriteManifestFile(dbname_, number, edit, &writer);
+  if (!s.ok()) {
+    // CURRENT may already name the new manifest: the old one must get no more edits. The
+    // next edit writes a fresh snapshot.
+    if (manifest_) manifest_->Close();
+    manifest_.reset();
     return s;
   }
   uint64_t old = manifest_number_;

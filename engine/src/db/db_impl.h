@@ -83,6 +83,7 @@ class DBImpl final : public DB {
   Status SyncWAL() override;
   Status CompactRange(ColumnFamilyHandle* cf, const Range* range) override;
   Status WaitForBackgroundWork() override;
+  Status Checkpoint(const std::string& dir) override;
 
   RangeEstimate EstimateRange(ColumnFamilyHandle* cf, const Range& range) override;
   bool GetProperty(ColumnFamilyHandle* cf, Slice name, std::string* value) override;
@@ -124,7 +125,10 @@ class DBImpl final : public DB {
   Status ApplyRecoveredEdit(const VersionEdit& edit);
   Status ReplayWals(std::unique_lock<std::mutex>& lock, uint64_t min_wal_number);
   Status ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bool is_last);
-  Status WriteSnapshotManifest();         // a new manifest holding the whole state, then CURRENT
+  Status WriteSnapshotManifest();  // a new manifest holding the whole state, then CURRENT
+  void BuildSnapshotEditLocked(VersionEdit* edit) const;
+  Status WriteManifestFile(const std::string& dir, uint64_t number, const VersionEdit& edit,
+                           std::unique_ptr<LogWriter>* out);
   Status LogAndApply(VersionEdit* edit);  // appends to the manifest and syncs; mutex_ held
   Status NewWal();                        // opens a new WAL file; write_mu_ leader or open
   Status RelogRecoveredPreparedLocked();  // recovery: prepare records into the new WAL
@@ -204,8 +208,9 @@ class DBImpl final : public DB {
   uint64_t manifest_size_ = 0;
   std::multiset<SequenceNumber> snapshots_;
   bool shutting_down_ = false;
-  Status bg_error_;   // last flush failure; cleared by a successful flush
-  Status wal_error_;  // a failed WAL sync: writes refuse until reopen (data state unknown)
+  Status bg_error_;                  // last flush failure; cleared by a successful flush
+  Status wal_error_;                 // a failed WAL sync: writes refuse until reopen (data state unknown)
+  bool wal_rotate_pending_ = false;  // a WAL append failed: the next commit starts a new WAL
   int flushes_running_ = 0;
   // Two-phase commit: the WAL holding each unresolved prepare record (pins that WAL), and
   // the batches of the ones recovery found.
@@ -215,6 +220,7 @@ class DBImpl final : public DB {
   // Sequences: last_sequence_ is assigned by the leader under write_mu_; readers use
   // visible_sequence_, published after a group is in the memtables.
   SequenceNumber last_sequence_ = 0;
+  SequenceNumber replayed_sequence_ = 0;  // recovery: the last sequence replayed from the WAL
   std::atomic<SequenceNumber> visible_sequence_{0};
 
   // Write queue.
