@@ -126,7 +126,13 @@ int LsCommand(const std::string& dir, const ToolOptions& options, std::ostream& 
       default:
         break;
     }
-    out << "  " << e.name << (e.is_directory ? "/" : " " + std::to_string(e.size) + " bytes") << note << "\n";
+    out << "  " << e.name;
+    if (e.is_directory) {
+      out << "/";
+    } else {
+      out << " " << e.size << " bytes";
+    }
+    out << note << "\n";
   }
   return problems.errors() == 0 ? kExitOk : kExitDamaged;
 }
