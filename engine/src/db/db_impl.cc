@@ -64,9 +64,9 @@ DBImpl::~DBImpl() {
 
 std::shared_ptr<MemTableSlot> DBImpl::NewSlot(size_t write_buffer_size) {
   auto slot = std::make_shared<MemTableSlot>();
+  slot->write_buffer_size = std::max<size_t>(write_buffer_size, 64 << 10);
   slot->active.mem = NewMemTable(slot->write_buffer_size);
   slot->active.wal_number = wal_number_;
-  slot->write_buffer_size = std::max<size_t>(write_buffer_size, 64 << 10);
   slot->PublishView();
   slots_.push_back(slot);
   return slot;
@@ -120,6 +120,9 @@ Status DBImpl::Recover() {
 
   uint64_t old_manifest = 0;
   s = ReplayManifest(&old_manifest);
+  if (!s.ok()) return s;
+  logged_wal_number_ = wal_number_;
+  s = CheckRecoveredFilesLocked();
   if (!s.ok()) return s;
   uint64_t min_wal = wal_number_;
   // Everything recovered from the WAL is flushed below; write the manifest afresh first so
@@ -237,6 +240,9 @@ Status DBImpl::ReplayManifest(uint64_t* manifest_number) {
     return Status::Corruption(CurrentFileName(dbname_), "CURRENT does not name a manifest");
   }
   *manifest_number = number;
+  if (!env_->FileExists(dbname_ + "/" + current)) {
+    return Status::Corruption(CurrentFileName(dbname_), "names " + current + ", which does not exist");
+  }
   std::unique_ptr<LogReader> reader;
   s = LogReader::Open(env_, dbname_ + "/" + current, &reader);
   if (!s.ok()) return s;
@@ -390,6 +396,7 @@ Status DBImpl::ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bo
     SequenceNumber seq;
     std::string scratch;
     Status Put(uint32_t cf_id, Slice key, Slice value, uint64_t expire_at) override {
+      if (cf_id > db->max_cf_id_) return UnknownCf(cf_id);
       if (MemTable* mem = Target(cf_id)) {
         if (expire_at == 0) {
           mem->Add(cf_id, seq, ValueType::kValue, key, value);
@@ -404,9 +411,16 @@ Status DBImpl::ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bo
       return Status::OK();
     }
     Status Delete(uint32_t cf_id, Slice key) override {
+      if (cf_id > db->max_cf_id_) return UnknownCf(cf_id);
       if (MemTable* mem = Target(cf_id)) mem->Add(cf_id, seq, ValueType::kDeletion, key, Slice());
       seq++;
       return Status::OK();
+    }
+    // Writes go only to CFs the manifest recorded first: a larger id means the manifest
+    // lost the edit that created it, and skipping its entries would lose them silently.
+    Status UnknownCf(uint32_t cf_id) const {
+      return Status::Corruption("column family " + std::to_string(cf_id) +
+                                " is unknown to the manifest (edits lost from the manifest?)");
     }
     // Entries of dropped CFs, and entries already in SSTables, are skipped.
     MemTable* Target(uint32_t cf_id) {
@@ -551,6 +565,7 @@ Status DBImpl::WriteSnapshotManifest() {
     manifest_.reset();
     return s;
   }
+  if (edit.wal_number()) logged_wal_number_ = *edit.wal_number();
   uint64_t old = manifest_number_;
   if (manifest_) manifest_->Close();
   manifest_ = std::move(writer);
@@ -578,6 +593,7 @@ Status DBImpl::LogAndApply(VersionEdit* edit) {
     return s;
   }
   manifest_size_ = manifest_->size();
+  if (edit->wal_number()) logged_wal_number_ = std::max(logged_wal_number_, *edit->wal_number());
   return Status::OK();
 }
 
@@ -630,13 +646,47 @@ void DBImpl::DeleteObsoleteFiles() {
   std::vector<uint64_t> wals;
   {
     std::lock_guard<std::mutex> l(mutex_);
-    uint64_t min = MinLiveWalNumberLocked();
+    uint64_t min = std::min(MinLiveWalNumberLocked(), logged_wal_number_);
     for (auto it = wal_files_.begin(); it != wal_files_.end() && *it < min;) {
       wals.push_back(*it);
       it = wal_files_.erase(it);
     }
   }
   for (uint64_t n : wals) env_->RemoveFile(WalFileName(dbname_, n));
+}
+
+Status DBImpl::CheckRecoveredFilesLocked() {
+  auto check = [&](const std::string& fname, uint64_t expected_size) -> Status {
+    if (!env_->FileExists(fname)) return Status::Corruption(fname, "is live in the manifest but missing");
+    uint64_t size = 0;
+    Status s = env_->GetFileSize(fname, &size);
+    if (!s.ok()) return s;
+    if (size < expected_size) {
+      return Status::Corruption(fname, "is " + std::to_string(size) + " bytes, shorter than the " +
+                                           std::to_string(expected_size) + " the manifest records");
+    }
+    return Status::OK();
+  };
+  for (const auto& [id, cfd] : cfs_) {
+    for (const auto& level : cfd->version->levels) {
+      for (const auto& f : level) {
+        Status s = check(KeyLogFileName(dbname_, f->file_number), f->file_size);
+        if (!s.ok()) return s;
+      }
+    }
+    for (const auto& vl : cfd->version->value_logs) {
+      Status s = check(ValueLogFileName(dbname_, vl->file_number), vl->file_size);
+      if (!s.ok()) return s;
+    }
+  }
+  // A WAL is deleted only after a durable manifest edit moved past it, so the oldest WAL the
+  // manifest needs exists, unless the manifest lost its last edits (a damaged final record
+  // read as a torn tail) or the WAL was removed by hand.
+  if (wal_number_ != 0 && !env_->FileExists(WalFileName(dbname_, wal_number_))) {
+    return Status::Corruption(WalFileName(dbname_, wal_number_),
+                              "is missing, but the manifest needs it (edits lost from the manifest?)");
+  }
+  return Status::OK();
 }
 
 Status DBImpl::DeleteOrphanFiles() {
@@ -653,7 +703,7 @@ Status DBImpl::DeleteOrphanFiles() {
       }
       for (const auto& vl : cfd->version->value_logs) live.insert(vl->file_number);
     }
-    min_wal = MinLiveWalNumberLocked();
+    min_wal = std::min(MinLiveWalNumberLocked(), logged_wal_number_);
   }
   for (const auto& name : children) {
     uint64_t number;

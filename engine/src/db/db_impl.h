@@ -12,6 +12,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -33,6 +34,7 @@
 #include "tidesdb/db.h"
 #include "tidesdb/env.h"
 #include "tidesdb/options.h"
+#include "util/histogram.h"
 
 namespace tidesdb {
 
@@ -138,6 +140,10 @@ class DBImpl final : public DB {
   std::shared_ptr<const ValueLogMeta> TrackValueLog(uint64_t number, uint64_t size);
   void DeleteObsoleteFiles();
   Status DeleteOrphanFiles();  // at open: files no CF references
+  // At open, after the manifest: every file it names is there (and not truncated), and so
+  // is the oldest WAL it still needs; otherwise edits were lost or files deleted, and
+  // opening would silently drop data.
+  Status CheckRecoveredFilesLocked();
   uint64_t MinLiveWalNumberLocked() const;
   std::shared_ptr<MemTableSlot> NewSlot(size_t write_buffer_size);
   // Arena blocks are sized to the write buffer, so that a small buffer is not "full" after
@@ -184,6 +190,8 @@ class DBImpl final : public DB {
   };
   ReadView GetReadView(ColumnFamilyData* cfd) const;
   ValueFetcher MakeValueFetcher();
+  Status GetImpl(const ReadOptions& options, ColumnFamilyHandle* cf, Slice key, std::string* value,
+                 int* source);
 
   const Options options_;
   Env* const env_;
@@ -211,6 +219,9 @@ class DBImpl final : public DB {
   Status bg_error_;                  // last flush failure; cleared by a successful flush
   Status wal_error_;                 // a failed WAL sync: writes refuse until reopen (data state unknown)
   bool wal_rotate_pending_ = false;  // a WAL append failed: the next commit starts a new WAL
+  // The oldest WAL the manifest on disk still needs. WALs are deleted only below it (and
+  // below MinLiveWalNumberLocked()), so the WAL it names always exists.
+  uint64_t logged_wal_number_ = 0;
   int flushes_running_ = 0;
   // Two-phase commit: the WAL holding each unresolved prepare record (pins that WAL), and
   // the batches of the ones recovery found.
@@ -247,6 +258,10 @@ class DBImpl final : public DB {
       stat_flushes_{0}, stat_flush_bytes_{0}, stat_stall_micros_{0}, stat_slowdown_micros_{0},
       stat_compactions_{0}, stat_compaction_bytes_read_{0}, stat_compaction_bytes_written_{0},
       stat_compaction_entries_dropped_{0};
+  // Point reads answered per source: [0] memtables, [1 + L] level L; [kMaxReadLevels] not found.
+  static constexpr int kMaxReadLevels = 9;
+  std::array<std::atomic<uint64_t>, kMaxReadLevels + 1> stat_reads_{};
+  Histogram get_micros_, write_micros_;
 };
 
 }  // namespace tidesdb

@@ -3,6 +3,7 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "cache/block_cache.h"
 #include "db/db_impl.h"
 #include "db/db_iter.h"
 #include "db/merging_iterator.h"
@@ -67,6 +68,16 @@ bool UserKeyInFile(Slice user_key, const FileMetaData& f) {
 }  // namespace
 
 Status DBImpl::Get(const ReadOptions& options, ColumnFamilyHandle* cf, Slice key, std::string* value) {
+  const uint64_t start = env_->NowMicros();
+  int source = kMaxReadLevels;  // where the answer came from (statistics)
+  Status s = GetImpl(options, cf, key, value, &source);
+  get_micros_.Add(env_->NowMicros() - start);
+  stat_reads_[std::min(source, kMaxReadLevels)].fetch_add(1, std::memory_order_relaxed);
+  return s;
+}
+
+Status DBImpl::GetImpl(const ReadOptions& options, ColumnFamilyHandle* cf, Slice key, std::string* value,
+                       int* source) {
   ReadView view;
   uint32_t cf_id;
   {
@@ -90,6 +101,7 @@ Status DBImpl::Get(const ReadOptions& options, ColumnFamilyHandle* cf, Slice key
 
   ValueType type;
   Slice raw;
+  *source = 0;
   if (view.mems->active->Get(cf_id, key, snap, &type, &raw)) return finish(type, raw);
   for (const auto& mem : view.mems->immutables) {
     if (mem->Get(cf_id, key, snap, &type, &raw)) return finish(type, raw);
@@ -116,6 +128,7 @@ Status DBImpl::Get(const ReadOptions& options, ColumnFamilyHandle* cf, Slice key
         if (found) {
           ParsedInternalKey ikey;
           if (!ParseInternalKey(found_key, &ikey)) return Status::Corruption("malformed key in SSTable");
+          *source = 1;
           return finish(ikey.type, found_value);
         }
       }
@@ -131,9 +144,11 @@ Status DBImpl::Get(const ReadOptions& options, ColumnFamilyHandle* cf, Slice key
     if (found) {
       ParsedInternalKey ikey;
       if (!ParseInternalKey(found_key, &ikey)) return Status::Corruption("malformed key in SSTable");
+      *source = static_cast<int>(1 + level);
       return finish(ikey.type, found_value);
     }
   }
+  *source = kMaxReadLevels;
   return Status::NotFound();
 }
 
@@ -264,6 +279,26 @@ bool DBImpl::GetProperty(ColumnFamilyHandle* cf, Slice name, std::string* value)
       for (const auto& imm : slot->immutables) total += imm.mem->ApproximateMemoryUsage();
     }
     *value = std::to_string(total);
+    return true;
+  }
+  if (name == "tidesdb.latency") {
+    *value = "get_micros: " + get_micros_.Summary() + "\nwrite_micros: " + write_micros_.Summary() + "\n";
+    return true;
+  }
+  if (name == "tidesdb.read-sources") {
+    std::string out = "memtable=" + std::to_string(stat_reads_[0].load());
+    for (int l = 0; l + 1 < kMaxReadLevels; ++l)
+      out += " L" + std::to_string(l) + "=" + std::to_string(stat_reads_[1 + l].load());
+    out += " not_found=" + std::to_string(stat_reads_[kMaxReadLevels].load()) + "\n";
+    *value = out;
+    return true;
+  }
+  if (name == "tidesdb.block-cache") {
+    *value = "capacity=" + std::to_string(block_cache_->capacity()) +
+             " usage=" + std::to_string(block_cache_->usage()) +
+             " hits=" + std::to_string(block_cache_->hits()) +
+             " misses=" + std::to_string(block_cache_->misses()) +
+             " evictions=" + std::to_string(block_cache_->evictions()) + "\n";
     return true;
   }
   if (name == "tidesdb.num-column-families") {

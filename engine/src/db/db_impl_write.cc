@@ -50,7 +50,10 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
   if (batch == nullptr) return Status::InvalidArgument("null write batch");
   if (batch->Count() == 0) return Status::OK();
   static const std::function<Status()> kNone;
-  return WriteImpl(options, batch, kNone);
+  const uint64_t start = env_->NowMicros();
+  Status s = WriteImpl(options, batch, kNone);
+  write_micros_.Add(env_->NowMicros() - start);
+  return s;
 }
 
 Status DBImpl::WriteTxn(const WriteOptions& options, WriteBatch* batch, TxnWrite* txn) {
@@ -148,6 +151,7 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
     std::unique_lock<std::mutex> l(mutex_);
     if (shutting_down_) s = Status::Aborted("database is closing");
     if (s.ok() && !wal_error_.ok()) s = wal_error_;
+    if (s.ok() && wal_rotate_pending_) s = NewWal();
     // Refused before validation: every writer of the group gets the error (their status is
     // OK by default, so leaving it would acknowledge writes that were never logged).
     if (!s.ok()) {
@@ -222,12 +226,25 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
         }
       }
       if (append_failed) {
-        // A partial record may be in the file. Cut it off and continue in a new WAL, so a
-        // later record never follows garbage (which recovery would call corruption).
-        Status t = env_->TruncateFile(WalFileName(dbname_, wal_number_), before);
+        // A partial record may be in the file. Cut it off, make the rest durable (through a
+        // new handle: the writer's error is sticky) and continue in a new WAL, so a later
+        // record never follows garbage (which recovery would call corruption). If the new
+        // WAL cannot be created now (disk still full), the next commit tries again.
+        const std::string fname = WalFileName(dbname_, wal_number_);
+        Status t = env_->TruncateFile(fname, before);
+        std::unique_ptr<WritableFile> file;
+        EnvOptions eo;
+        eo.buffered_writes = false;
+        if (t.ok()) t = env_->NewAppendableFile(fname, eo, &file);
+        if (t.ok()) t = file->Sync();
+        if (file) file->Close();
         std::lock_guard<std::mutex> l(mutex_);
-        if (t.ok()) t = NewWal();
-        if (!t.ok()) wal_error_ = Status::IOError("WAL unusable after a failed write", t.ToString());
+        if (t.ok()) {
+          wal_rotate_pending_ = true;
+          NewWal();
+        } else {
+          wal_error_ = Status::IOError("WAL unusable after a failed write; reopen", t.ToString());
+        }
       } else if (sync_failed) {
         // After a failed fsync the durable state of the WAL is unknown: refuse further
         // writes until the database is reopened and recovers from what is on disk.
@@ -376,6 +393,19 @@ Status DBImpl::SwitchMemtableLocked(MemTableSlot* slot) {
 }
 
 Status DBImpl::NewWal() {
+  if (wal_) {
+    // Sync the finished log before its successor exists, so that after a power loss what
+    // survives is a prefix of the commit order even in SyncMode::kNone: a later log never
+    // outlives an earlier one's tail (recovery calls a damaged record in a WAL that is not
+    // the newest corruption). A writer that failed an append is skipped: its caller cut
+    // the partial record off and synced what is left.
+    std::lock_guard<std::mutex> l(wal_mu_);
+    Status t = wal_->status().ok() ? wal_->Sync() : Status::OK();
+    if (!t.ok()) {
+      wal_error_ = Status::IOError("WAL sync at rotation failed; reopen the database", t.ToString());
+      return wal_error_;
+    }
+  }
   uint64_t number = next_file_number_++;
   std::string fname = WalFileName(dbname_, number);
   EnvOptions eo;
@@ -400,13 +430,8 @@ Status DBImpl::NewWal() {
     wal_number_ = number;
   }
   wal_files_.insert(number);
-  if (old) {
-    // Sync the finished log so that after a power loss what survives is a prefix of the
-    // commit order even in SyncMode::kNone (never a later log without an earlier one).
-    Status t = old->Sync();
-    if (t.ok()) t = old->Close();
-    if (!t.ok()) wal_error_ = Status::IOError("WAL sync at rotation failed", t.ToString());
-  }
+  if (old) old->Close();  // synced above (or cut and synced by the caller)
+  wal_rotate_pending_ = false;
   wal_dirty_.store(false, std::memory_order_release);
   return Status::OK();
 }

@@ -383,6 +383,30 @@ TEST_P(DBTest, RangeEstimatesGrowWithTheRange) {
   EXPECT_EQ(none.keys, 0u);
 }
 
+TEST_P(DBTest, StatisticsAreReported) {
+  for (int i = 0; i < 100; ++i) {
+    Put("k" + std::to_string(i), "v");
+  }
+  ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  Put("mem", "v");
+  EXPECT_EQ(Get("k5"), "v");   // from L0
+  EXPECT_EQ(Get("mem"), "v");  // from the memtable
+  EXPECT_EQ(Get("nope"), "NOT_FOUND");
+  std::string v;
+  ASSERT_TRUE(db_->GetProperty(nullptr, "tidesdb.read-sources", &v));
+  EXPECT_NE(v.find("memtable=1 "), std::string::npos) << v;
+  EXPECT_NE(v.find("L0=1 "), std::string::npos) << v;
+  EXPECT_NE(v.find("not_found=1"), std::string::npos) << v;
+  ASSERT_TRUE(db_->GetProperty(nullptr, "tidesdb.latency", &v));
+  EXPECT_NE(v.find("get_micros: count=3 "), std::string::npos) << v;
+  EXPECT_NE(v.find("write_micros: count=101 "), std::string::npos) << v;
+  ASSERT_TRUE(db_->GetProperty(nullptr, "tidesdb.block-cache", &v));
+  EXPECT_NE(v.find("misses="), std::string::npos) << v;
+  ASSERT_TRUE(db_->GetProperty(nullptr, "tidesdb.stats", &v));
+  EXPECT_NE(v.find("flushes=1 "), std::string::npos) << v;
+  EXPECT_FALSE(db_->GetProperty(nullptr, "tidesdb.no-such-property", &v));
+}
+
 TEST_P(DBTest, MissingCurrentIsCorruptionNotANewDatabase) {
   Put("k", "v");
   ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());

@@ -1,0 +1,354 @@
+// I/O faults: each failure reaches the caller as a clear error, nothing already
+// acknowledged is lost, and the database recovers (at once or after reopening, as each
+// test states).
+//
+// Files go through InjectingEnv (fail chosen files or operations) over FaultInjectionEnv
+// (failing sync, failing append, disk full, power loss) over NoSyncEnv (durability is
+// simulated, so real fsyncs are skipped). The workload is testutil/batch_workload.h.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "env/fault_injection_env.h"
+#include "testutil/batch_workload.h"
+#include "testutil/injecting_env.h"
+#include "testutil/test_util.h"
+#include "tidesdb/db.h"
+
+namespace tidesdb {
+namespace {
+
+using test::BatchState;
+using test::BatchWorkload;
+using test::EnvOp;
+
+class FaultTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::make_unique<test::ScratchDir>(
+        std::string("fault_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    options_.env = &inject_;
+    options_.sync_mode = SyncMode::kFull;
+    options_.unified_memtable_write_buffer_size = 64 << 10;
+    options_.default_cf_options.write_buffer_size = 64 << 10;
+    options_.default_cf_options.block_size = 4 << 10;
+    options_.flush_threads = 1;
+    options_.compaction_threads = 1;
+    options_.log_level = LogLevel::kWarn;
+  }
+  void TearDown() override {
+    db_.reset();
+    dir_.reset();
+  }
+
+  void Open() {
+    db_.reset();
+    Status s = DB::Open(options_, dir_->path(), &db_);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    s = BatchWorkload::OpenColumnFamilies(db_.get(), &cfs_);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+
+  // Writes the next batch; records it as acknowledged or failed.
+  Status WriteNext() {
+    const uint64_t id = BatchWorkload::MakeId(1, 0, next_n_++);
+    WriteBatch batch;
+    BatchWorkload::Build(id, cfs_, &batch);
+    Status s = db_->Write(WriteOptions(), &batch);
+    (s.ok() ? acked_ : failed_).insert(id);
+    return s;
+  }
+  void WriteOk(int n) {
+    for (int i = 0; i < n; ++i) {
+      Status s = WriteNext();
+      ASSERT_TRUE(s.ok()) << s.ToString();
+    }
+  }
+  // Retries until a write succeeds (a failing background flush retries every 200 ms).
+  void WriteEventuallyOk() {
+    Status s;
+    for (int i = 0; i < 100; ++i) {
+      s = WriteNext();
+      if (s.ok()) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    FAIL() << "writes still fail after the fault was cleared: " << s.ToString();
+  }
+
+  // Everything acknowledged is present and consistent; returns the applied set.
+  std::set<uint64_t> CheckAll() {
+    if (!db_) {
+      ADD_FAILURE() << "database is not open";
+      return {};
+    }
+    BatchState st = test::CheckBatches(db_.get(), cfs_);
+    EXPECT_TRUE(st.ok()) << st.ErrorText();
+    for (uint64_t id : acked_) {
+      EXPECT_EQ(st.applied.count(id), 1u) << "acknowledged batch " << BatchWorkload::Key(id) << " is missing";
+    }
+    return st.applied;
+  }
+  // Batches whose write failed without anything reaching the WAL must stay invisible.
+  void CheckFailedAbsent(const std::set<uint64_t>& applied, const std::set<uint64_t>& ids) {
+    for (uint64_t id : ids) EXPECT_EQ(applied.count(id), 0u) << "failed batch " << BatchWorkload::Key(id);
+  }
+
+  // Cuts the power: nothing more reaches the disk, the DB object goes away, unsynced data
+  // is dropped, and the machine comes back.
+  void PowerLoss() {
+    fault_.SetFilesystemActive(false);
+    db_.reset();
+    ASSERT_TRUE(fault_.SimulatePowerLoss(PowerLossMode::kDropUnsynced, 1).ok());
+    fault_.SetFilesystemActive(true);
+  }
+
+  std::unique_ptr<test::ScratchDir> dir_;
+  test::NoSyncEnv nosync_;
+  FaultInjectionEnv fault_{&nosync_};
+  test::InjectingEnv inject_{&fault_};
+  Options options_;
+  std::unique_ptr<DB> db_;
+  std::vector<ColumnFamilyHandle*> cfs_;
+  std::set<uint64_t> acked_, failed_;
+  uint64_t next_n_ = 0;
+};
+
+// A failed fsync leaves the WAL's durable state unknown: the write fails, and so does
+// every later one (never a silent success) until the database is reopened.
+TEST_F(FaultTest, FailedSyncRefusesWritesUntilReopenAndKeepsWhatWasAcked) {
+  Open();
+  WriteOk(30);
+  fault_.SetFailSync(true);
+  Status s = WriteNext();
+  EXPECT_TRUE(s.IsIOError()) << s.ToString();
+  fault_.SetFailSync(false);
+  std::set<uint64_t> refused;
+  for (int i = 0; i < 5; ++i) {
+    const uint64_t id = BatchWorkload::MakeId(1, 0, next_n_);
+    s = WriteNext();
+    EXPECT_TRUE(s.IsIOError()) << "write " << i << " after the failed sync: " << s.ToString();
+    EXPECT_NE(s.message().find("reopen"), std::string::npos) << s.ToString();
+    refused.insert(id);
+  }
+  // Refused writes are not visible, not even in this process.
+  std::string v;
+  for (uint64_t id : refused)
+    EXPECT_TRUE(db_->Get(ReadOptions(), cfs_[1], BatchWorkload::Key(id), &v).IsNotFound());
+  // The power fails too: every batch acknowledged before the failed sync is durable.
+  PowerLoss();
+  Open();
+  CheckFailedAbsent(CheckAll(), refused);
+  WriteOk(10);
+  CheckAll();
+}
+
+TEST_F(FaultTest, FailedIntervalSyncRefusesLaterWrites) {
+  options_.sync_mode = SyncMode::kInterval;
+  options_.sync_interval_micros = 1000;
+  Open();
+  WriteOk(20);
+  fault_.SetFailSync(true);
+  Status s;
+  for (int i = 0; i < 400 && s.ok(); ++i) {
+    s = WriteNext();
+    if (s.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_TRUE(s.IsIOError()) << "writes kept succeeding while every WAL sync failed: " << s.ToString();
+  fault_.SetFailSync(false);
+  EXPECT_FALSE(WriteNext().ok());
+  Open();  // no power loss: a reopen finds every acknowledged batch
+  CheckAll();
+}
+
+// A failed append writes nothing: the write fails, the database stays usable, and once
+// appends work again writes succeed without a reopen.
+TEST_F(FaultTest, FailedAppendIsAnErrorAndTheDatabaseStaysUsable) {
+  for (SyncMode mode : {SyncMode::kFull, SyncMode::kNone}) {
+    SCOPED_TRACE(mode == SyncMode::kFull ? "FULL" : "NONE");
+    options_.sync_mode = mode;
+    Open();
+    WriteOk(25);
+    fault_.SetFailAppend(true);
+    std::set<uint64_t> failed;
+    for (int i = 0; i < 3; ++i) {
+      failed.insert(BatchWorkload::MakeId(1, 0, next_n_));
+      Status s = WriteNext();
+      EXPECT_TRUE(s.IsIOError()) << s.ToString();
+    }
+    fault_.SetFailAppend(false);
+    WriteOk(60);  // enough to switch memtables and flush
+    ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+    WriteOk(10);
+    CheckFailedAbsent(CheckAll(), failed);
+    // Durable as its mode promises: FULL survives a power loss with every ack.
+    if (mode == SyncMode::kFull) {
+      PowerLoss();
+    }
+    Open();
+    CheckFailedAbsent(CheckAll(), failed);
+    db_.reset();
+  }
+}
+
+// Disk full while writing: NoSpace (not a generic error), reads keep working, nothing
+// acknowledged is lost, and once space is freed writes succeed again without a reopen.
+// Opening while the disk is still full is NoSpace too.
+TEST_F(FaultTest, DiskFullIsNoSpaceAndLosesNothing) {
+  for (SyncMode mode : {SyncMode::kFull, SyncMode::kNone}) {
+    SCOPED_TRACE(mode == SyncMode::kFull ? "FULL" : "NONE");
+    options_.sync_mode = mode;
+    Open();
+    WriteOk(20);
+    fault_.SetNoSpaceAfterBytes(fault_.bytes_appended() + (150 << 10));
+    Status s;
+    int written = 0;
+    while (written < 2000 && (s = WriteNext()).ok()) ++written;
+    ASSERT_TRUE(s.IsNoSpace()) << "after " << written << " writes: " << s.ToString();
+    for (int i = 0; i < 3; ++i) {
+      s = WriteNext();
+      EXPECT_TRUE(s.IsNoSpace()) << s.ToString();
+    }
+    CheckAll();  // reads work on a full disk
+    fault_.ClearNoSpace();
+    WriteEventuallyOk();
+    WriteOk(20);
+    CheckAll();
+
+    // Reopening on a full disk: a clear NoSpace, and the database is intact afterwards.
+    db_.reset();
+    fault_.SetNoSpaceAfterBytes(fault_.bytes_appended());
+    std::unique_ptr<DB> db;
+    s = DB::Open(options_, dir_->path(), &db);
+    EXPECT_TRUE(s.IsNoSpace()) << s.ToString();
+    db.reset();
+    fault_.ClearNoSpace();
+    Open();
+    CheckAll();
+    db_.reset();
+  }
+}
+
+// Flushes fail (no space for SSTables, or a manifest that cannot be written) while the WAL
+// still works: writes go on into the memtable queue, then fail with the flush's error
+// instead of waiting forever; the failed flush is retried, and nothing is lost.
+TEST_F(FaultTest, FailingFlushBacksUpThenReportsAndRecovers) {
+  struct Case {
+    const char* name;
+    std::function<bool(EnvOp, const std::string&)> hits;
+    bool no_space;
+  };
+  const std::vector<Case> cases = {
+      {"sstable disk full",
+       [](EnvOp op, const std::string& f) {
+         return (test::EndsWith(f, ".klog") || test::EndsWith(f, ".vlog")) &&
+                (op == EnvOp::kAppend || op == EnvOp::kFlush || op == EnvOp::kSync || op == EnvOp::kClose);
+       },
+       true},
+      {"manifest write error",
+       [](EnvOp op, const std::string& f) {
+         return f.find("MANIFEST-") != std::string::npos && f.find(".tmp") == std::string::npos &&
+                (op == EnvOp::kAppend || op == EnvOp::kSync || op == EnvOp::kCreateFile);
+       },
+       false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Open();
+    WriteOk(10);
+    std::atomic<bool> failing{true};
+    std::atomic<int> injected{0};
+    inject_.SetBefore([&](EnvOp op, const std::string& f) -> Status {
+      if (!failing.load() || !c.hits(op, f)) return Status::OK();
+      injected++;
+      return c.no_space ? Status::NoSpace(f, "injected: no space for SSTables")
+                        : Status::IOError(f, "injected manifest write error");
+    });
+    Status s;
+    int written = 0;
+    while (written < 3000 && (s = WriteNext()).ok()) ++written;
+    EXPECT_FALSE(s.ok()) << "writes never stopped while every flush failed";
+    if (c.no_space) {
+      EXPECT_TRUE(s.IsNoSpace()) << s.ToString();
+    } else {
+      EXPECT_TRUE(s.IsIOError()) << s.ToString();
+    }
+    // The queue of memtables filled before writes failed: well over two write buffers'
+    // worth of batches (~1.4 KiB each) were accepted.
+    EXPECT_GT(written, 100) << s.ToString();
+    EXPECT_GT(injected.load(), 0);
+    CheckAll();  // everything acknowledged is readable from the memtables
+    failing = false;
+    WriteEventuallyOk();
+    WriteOk(30);
+    ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+    inject_.SetBefore(nullptr);
+    CheckAll();
+    PowerLoss();  // the flushed state is durable
+    Open();
+    CheckAll();
+    db_.reset();
+  }
+}
+
+// The WAL cannot be rotated (no space for a new WAL file) when a memtable fills: the write
+// fails with NoSpace and succeeds once space is back.
+TEST_F(FaultTest, WalRotationFailureIsRetried) {
+  Open();
+  WriteOk(5);
+  std::atomic<bool> failing{true};
+  inject_.SetBefore([&](EnvOp op, const std::string& f) -> Status {
+    if (failing.load() && op == EnvOp::kCreateFile && test::EndsWith(f, ".wal"))
+      return Status::NoSpace(f, "injected: no space for a new WAL");
+    return Status::OK();
+  });
+  Status s;
+  int written = 0;
+  while (written < 2000 && (s = WriteNext()).ok()) ++written;
+  EXPECT_TRUE(s.IsNoSpace()) << s.ToString();
+  EXPECT_TRUE(WriteNext().IsNoSpace());
+  failing = false;
+  WriteOk(40);
+  inject_.SetBefore(nullptr);
+  CheckAll();
+  PowerLoss();
+  Open();
+  CheckAll();
+}
+
+// Every operation of an open fails in turn: Open returns the error (never crashes or
+// reports success), and the database opens intact once the fault is gone.
+TEST_F(FaultTest, OpenFailsCleanlyAtEveryOperation) {
+  Open();
+  WriteOk(40);
+  ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  WriteOk(15);  // left in the WAL for recovery
+  db_.reset();
+  int ops = 0;
+  inject_.SetAfter([&](EnvOp, const std::string&, const Status&) { ops++; });
+  Open();
+  db_.reset();
+  inject_.SetAfter(nullptr);
+  ASSERT_GT(ops, 5);
+  for (int fail_at = 1; fail_at <= ops; ++fail_at) {
+    SCOPED_TRACE("failing operation " + std::to_string(fail_at));
+    std::atomic<int> n{0};
+    inject_.SetBefore([&](EnvOp, const std::string& f) -> Status {
+      return ++n == fail_at ? Status::IOError(f, "injected failure") : Status::OK();
+    });
+    std::unique_ptr<DB> db;
+    Status s = DB::Open(options_, dir_->path(), &db);
+    db.reset();
+    inject_.SetBefore(nullptr);
+    // A failure in a best-effort step (removing an obsolete file) may leave Open OK.
+    EXPECT_TRUE(s.ok() || s.IsIOError()) << s.ToString();
+    Open();
+    ASSERT_FALSE(HasFatalFailure());
+    CheckAll();
+    db_.reset();
+  }
+}
+
+}  // namespace
+}  // namespace tidesdb
