@@ -215,7 +215,8 @@ class DBImpl final : public DB {
   std::unique_ptr<LogWriter> manifest_;
   uint64_t manifest_size_ = 0;
   std::multiset<SequenceNumber> snapshots_;
-  bool shutting_down_ = false;
+  // Set under mutex_; atomic because compaction also polls it without the mutex.
+  std::atomic<bool> shutting_down_{false};
   Status bg_error_;                  // last flush failure; cleared by a successful flush
   Status wal_error_;                 // a failed WAL sync: writes refuse until reopen (data state unknown)
   bool wal_rotate_pending_ = false;  // a WAL append failed: the next commit starts a new WAL
