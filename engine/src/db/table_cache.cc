@@ -16,6 +16,12 @@ TableCache::TableCache(Env* env, std::string dbname, BlockCache* block_cache, si
 TableCache::~TableCache() = default;
 
 void TableCache::InsertLocked(uint64_t file_number, Entry entry) {
+  // Two threads may have opened the same file at once: the later insert replaces.
+  auto existing = map_.find(file_number);
+  if (existing != map_.end()) {
+    lru_.erase(existing->second.lru_pos);
+    map_.erase(existing);
+  }
   lru_.push_front(file_number);
   entry.lru_pos = lru_.begin();
   map_[file_number] = std::move(entry);
@@ -36,8 +42,7 @@ Status TableCache::GetTable(uint64_t file_number, uint64_t file_size, std::share
       return Status::OK();
     }
   }
-  // Open outside the lock: it does I/O. Two threads may open the same file at once; the
-  // second insert simply replaces the first.
+  // Open outside the lock: it does I/O.
   std::string fname = KeyLogFileName(dbname_, file_number);
   std::unique_ptr<RandomAccessFile> file;
   Status s = env_->NewRandomAccessFile(fname, &file);
@@ -47,11 +52,6 @@ Status TableCache::GetTable(uint64_t file_number, uint64_t file_size, std::share
   if (!s.ok()) return s;
   std::shared_ptr<TableReader> shared(std::move(reader));
   std::lock_guard<std::mutex> l(mu_);
-  auto it = map_.find(file_number);
-  if (it != map_.end()) {
-    lru_.erase(it->second.lru_pos);
-    map_.erase(it);
-  }
   Entry e;
   e.table = shared;
   InsertLocked(file_number, std::move(e));
@@ -81,11 +81,6 @@ Status TableCache::GetValueLog(uint64_t file_number, std::shared_ptr<ValueLogRea
   if (!s.ok()) return s;
   std::shared_ptr<ValueLogReader> shared(std::move(reader));
   std::lock_guard<std::mutex> l(mu_);
-  auto it = map_.find(file_number);
-  if (it != map_.end()) {
-    lru_.erase(it->second.lru_pos);
-    map_.erase(it);
-  }
   Entry e;
   e.vlog = shared;
   InsertLocked(file_number, std::move(e));

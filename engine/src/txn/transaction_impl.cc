@@ -2,6 +2,7 @@
 // savepoints, commit and prepare.
 #include <algorithm>
 
+#include "db/db_iter.h"
 #include "txn/transaction_db_impl.h"
 #include "txn/txn_iterator.h"
 
@@ -20,23 +21,11 @@ class FixedSnapshot final : public Snapshot {
   SequenceNumber seq_;
 };
 
-class ErrorIterator final : public Iterator {
- public:
-  explicit ErrorIterator(Status s) : status_(std::move(s)) {}
-  bool Valid() const override { return false; }
-  void SeekToFirst() override {}
-  void SeekToLast() override {}
-  void Seek(Slice) override {}
-  void SeekForPrev(Slice) override {}
-  void Next() override {}
-  void Prev() override {}
-  Slice key() const override { return {}; }
-  Slice value() const override { return {}; }
-  Status status() const override { return status_; }
-
- private:
-  Status status_;
-};
+// An iterator that is never valid and reports `s` (the DB's own error iterator).
+std::unique_ptr<Iterator> ErrorIterator(Status s) {
+  return NewDBIterator(std::unique_ptr<InternalIterator>(NewEmptyInternalIterator(std::move(s))),
+                       DBIterOptions(), nullptr);
+}
 
 }  // namespace
 
@@ -196,9 +185,8 @@ Status TransactionImpl::GetForUpdate(ColumnFamilyHandle* cf, Slice key, std::str
 
 std::unique_ptr<Iterator> TransactionImpl::NewIterator(const ReadOptions& options, ColumnFamilyHandle* cf) {
   Status s = CheckActive();
-  if (!s.ok()) return std::make_unique<ErrorIterator>(s);
-  if (cf == nullptr)
-    return std::make_unique<ErrorIterator>(Status::InvalidArgument("null column family handle"));
+  if (!s.ok()) return ErrorIterator(s);
+  if (cf == nullptr) return ErrorIterator(Status::InvalidArgument("null column family handle"));
   ReadOptions ro = options;
   ro.snapshot = nullptr;
   if (ReadsSnapshot()) {
