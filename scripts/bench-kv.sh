@@ -6,8 +6,9 @@
 #   <workload> <tidesdb ops/s> <rocksdb ops/s> <ratio tidesdb/rocksdb>
 #
 #   QUICK=1          a run of a minute or two (small data), e.g. to check nothing is broken
-#   default          the fuller suite, 8-15 minutes on a 2-core machine: 100 B values
-#                    (1M keys), 4 KiB values (60K keys), and fsync-per-commit rows
+#   default          the fuller suite, 10-18 minutes on a 2-core machine: 100 B values
+#                    (1M keys), 4 KiB values (60K keys), fsync-per-commit rows, and
+#                    transaction rows (txn_*: 1, 2 and 4 threads, about 2-3 minutes)
 #   KVBENCH_ARGS     extra flags for every kvbench invocation, e.g. "--threads=2"
 #   KVBENCH_TIMEOUT  seconds after which one (engine, workload) run is killed and reported
 #                    as failed [120 with QUICK=1, 600 otherwise]
@@ -55,6 +56,7 @@ else
 fi
 
 SUMMARY=()
+CONFLICTS=() # "conflict-rate <workload> <tidesdb> <rocksdb>" lines of the transaction rows
 FAILED=0
 
 # run TITLE FLAGS...: one kvbench invocation; its output goes to the terminal and the log,
@@ -74,7 +76,20 @@ run() {
     echo "bench-kv: '$title' exited with status $rc" | tee -a "$LOG" >&2
   fi
   mapfile -t -O "${#SUMMARY[@]}" SUMMARY < <(sed -n '/^# summary:/,$p' "$out" | grep -v '^#')
+  mapfile -t -O "${#CONFLICTS[@]}" CONFLICTS < <(sed -n '/^# summary:/q; /^conflict-rate /p' "$out")
   rm -f "$out"
+}
+
+TXN_WORKLOADS=txn_rmw_opt,txn_rmw_pess,txn_rmw_hot_opt,txn_rmw_hot_pess
+
+# txn_rows TITLE FLAGS...: the transaction workloads with 1, 2 and 4 threads.
+txn_rows() {
+  local title=$1
+  shift
+  local t
+  for t in 1 2 4; do
+    run "$title, $t thread(s)" --workloads=$TXN_WORKLOADS --threads=$t --suffix=_t$t "$@"
+  done
 }
 
 start=$(date +%s)
@@ -84,6 +99,7 @@ if [ "${QUICK:-0}" = 1 ]; then
     --workloads=fillrandom,readrandom,seekrandom --seeks=1000 --suffix=_4k
   run "fsync per commit (quick)" --num=100000 --sync=full --writes=1000 --workloads=fillrandom,overwrite \
     --suffix=_syncfull
+  txn_rows "transactions (quick)" --num=20000 --txns=20000 --duration=2
 else
   # 1M keys x 116 B: ~90 MB of files. The warm read rows fit in 256 MB of cache; the cold
   # row gets 8 MB, about a tenth of the data.
@@ -96,12 +112,20 @@ else
     --suffix=_syncfull
   run "fsync per commit, 4 threads" --num=200000 --sync=full --writes=20000 --threads=4 \
     --workloads=fillrandom,overwrite --suffix=_syncfull_t4
+  # Transfers (GetForUpdate x2, Put x2, Commit) between 100K accounts and between 100 hot
+  # accounts, optimistic and pessimistic: 24 runs of at most 6 s each plus the preloads.
+  txn_rows "transactions" --num=100000 --txns=200000 --duration=6
 fi
 
 {
   echo "== summary ($(($(date +%s) - start)) s; full output in $LOG)"
   echo "# <workload> <tidesdb ops/s> <rocksdb ops/s> <ratio tidesdb/rocksdb>"
   printf '%s\n' "${SUMMARY[@]}"
+  if [ "${#CONFLICTS[@]}" -gt 0 ]; then
+    # Commented, so that every uncommented line of this block stays a summary line.
+    echo "# conflict rates (aborted attempts / all attempts): <workload> <tidesdb> <rocksdb>"
+    printf '# %s\n' "${CONFLICTS[@]#conflict-rate }"
+  fi
 } | tee -a "$LOG"
 if [ "$FAILED" -ne 0 ]; then
   echo "bench-kv: $FAILED kvbench invocation(s) reported failures (see FAILED lines above)" >&2

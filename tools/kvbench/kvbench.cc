@@ -6,6 +6,8 @@
 // Output: a table with one row per phase of every (workload, engine) run, then one summary
 // line per workload, exactly "<workload> <tidesdb ops/s> <rocksdb ops/s> <ratio>" with
 // ratio = tidesdb / rocksdb to two decimals ("-" where a side did not run or failed).
+// When transaction workloads ran, a block of "conflict-rate <workload> <tidesdb> <rocksdb>"
+// lines (aborted attempts / all attempts, in percent) comes just before the summary.
 // The exit status is 1 if any run failed (engine error, wrong data read back, crash,
 // timeout), 2 on bad flags.
 //
@@ -56,8 +58,16 @@ Data and operations
   --seed=N              data and random streams derive from it            [301]
   --verify=0|1          check every value read back                       [1]
   --workloads=a,b,...   fillseq,fillrandom,overwrite,readrandom,readrandom_cold,
-                        seekrandom,readwhilewriting,deleteheavy           [all]
+                        seekrandom,readwhilewriting,deleteheavy       [all of these]
+                        txn_rmw_opt,txn_rmw_pess,txn_rmw_hot_opt,txn_rmw_hot_pess
+                        (transactions; run only when named)
   --engines=a,b         tidesdb,rocksdb                                   [both]
+
+Transactions (txn_* workloads: transfers between two random accounts)
+  --txns=N              committed transactions (all threads)              [num]
+  --txn_hot_keys=N      accounts of the txn_rmw_hot_* workloads           [100]
+  --txn_isolation=rc|si read committed + GetForUpdate, or snapshot        [rc]
+  --lock_timeout_ms=MS  lock wait bound, both engines                     [1000]
 
 Engine configuration (both engines; docs/BENCHMARKS.md has the exact mapping)
   --sync=none|full      fsync on commit                                   [none]
@@ -156,6 +166,15 @@ std::string ParseFlags(int argc, char** argv, Flags* flags) {
       ok = unsigned_flag(&b.seed);
     } else if (name == "verify") {
       ok = boolean(&b.verify);
+    } else if (name == "txns") {
+      ok = unsigned_flag(&b.txns);
+    } else if (name == "txn_hot_keys") {
+      ok = unsigned_flag(&b.txn_hot_keys);
+    } else if (name == "txn_isolation") {
+      ok = v == "rc" || v == "si";
+      e.txn_isolation = v == "si" ? TxnIsolation::kSnapshot : TxnIsolation::kReadCommitted;
+    } else if (name == "lock_timeout_ms") {
+      ok = unsigned_flag(&e.lock_timeout_ms);
     } else if (name == "workloads") {
       flags->workloads = SplitList(v);
       for (const std::string& w : flags->workloads) {
@@ -210,7 +229,9 @@ std::string ParseFlags(int argc, char** argv, Flags* flags) {
     if (!ok) return "bad value for --" + name + ": " + v;
   }
   if (flags->workloads.empty()) {
-    for (const WorkloadInfo& w : AllWorkloads()) flags->workloads.push_back(w.name);
+    for (const WorkloadInfo& w : AllWorkloads()) {
+      if (!w.txn) flags->workloads.push_back(w.name);
+    }
   }
   return "";
 }
@@ -264,6 +285,18 @@ void PrintHeader(const Flags& f, bool rocksdb_requested) {
       e.sync == Sync::kFull ? "full" : "none", CompressionName(e.compression), Mb(e.block_cache_bytes),
       Mb(b.cold_cache_bytes), Mb(e.write_buffer_bytes), e.block_size, e.bloom_bits_per_key,
       e.background_threads, e.unified_memtable ? 1 : 0, e.value_threshold, e.rocksdb_blob_files ? 1 : 0);
+  bool any_txn = false;
+  for (const std::string& w : f.workloads) any_txn = any_txn || FindWorkload(w)->txn;
+  if (any_txn) {
+    std::printf(
+        "txn: txns=%llu hot_keys=%llu isolation=%s lock_timeout=%lldms deadlock_detection=on; one op = one "
+        "transfer "
+        "(GetForUpdate x2, Put x2, Commit) retried until it commits; latency includes the retries; cpu = "
+        "process CPU time (all threads) per committed transaction\n",
+        static_cast<unsigned long long>(b.Txns()), static_cast<unsigned long long>(b.txn_hot_keys),
+        e.txn_isolation == TxnIsolation::kSnapshot ? "snapshot" : "read-committed",
+        static_cast<long long>(e.lock_timeout_ms));
+  }
   std::printf("baseline RSS each forked run starts from: %.1f MB\n",
               static_cast<double>(CurrentRssKb()) / 1024);
   std::printf(
@@ -291,6 +324,15 @@ void PrintRun(const std::string& workload, const std::string& engine, const RunR
     std::string notes;
     if (p.not_found > 0) notes += "not_found=" + std::to_string(p.not_found) + " ";
     if (p.mismatches > 0) notes += "MISMATCHES=" + std::to_string(p.mismatches) + " ";
+    if (p.txn) {
+      char buf[200];
+      std::snprintf(buf, sizeof(buf),
+                    "cpu=%.1fus/op conflict=%.2f%% aborts=%llu (busy=%llu timeout=%llu deadlock=%llu) ",
+                    p.cpu_us_per_op(), 100.0 * p.conflict_rate(), static_cast<unsigned long long>(p.aborts()),
+                    static_cast<unsigned long long>(p.busy), static_cast<unsigned long long>(p.timed_out),
+                    static_cast<unsigned long long>(p.deadlocks));
+      notes += buf;
+    }
     if (first) {
       char wamp[16] = "-";
       if (writes && r.user_bytes_written > 0 && r.io_write_bytes > 0) {
@@ -364,6 +406,8 @@ int Main(int argc, char** argv) {
 
   // ops/s of each workload's summary phase, by engine; absent if the run failed.
   std::map<std::string, std::map<std::string, double>> summary;
+  // Conflict rate of each transaction workload's summary phase, by engine.
+  std::map<std::string, std::map<std::string, double>> conflicts;
   bool any_failed = false;
   for (const std::string& workload : flags.workloads) {
     const WorkloadInfo* info = FindWorkload(workload);
@@ -389,12 +433,33 @@ int Main(int argc, char** argv) {
       const PhaseResult* p = result.SummaryPhase();
       if (child.ok() && result.ok && p != nullptr) {
         summary[workload][engine_name] = p->ops_per_sec();
+        if (p->txn) conflicts[workload][engine_name] = p->conflict_rate();
       } else {
         any_failed = true;
       }
     }
   }
   if (own_dir && !flags.keep_dirs) std::filesystem::remove_all(flags.dir, ec);
+
+  bool any_txn = false;
+  for (const std::string& workload : flags.workloads) any_txn = any_txn || FindWorkload(workload)->txn;
+  if (any_txn) {
+    std::printf(
+        "\n# conflict rates: conflict-rate <workload> <tidesdb aborts/attempts> <rocksdb aborts/attempts>\n");
+    for (const std::string& workload : flags.workloads) {
+      if (!FindWorkload(workload)->txn) continue;
+      const auto& by_engine = conflicts[workload];
+      auto rate = [&](const char* engine) {
+        auto it = by_engine.find(engine);
+        if (it == by_engine.end()) return std::string("-");
+        char buf[32];
+        std::snprintf(buf, sizeof(buf), "%.2f%%", 100.0 * it->second);
+        return std::string(buf);
+      };
+      std::printf("conflict-rate %s %s %s\n", (workload + flags.suffix).c_str(), rate("tidesdb").c_str(),
+                  rate("rocksdb").c_str());
+    }
+  }
 
   std::printf("\n# summary: <workload> <tidesdb ops/s> <rocksdb ops/s> <ratio tidesdb/rocksdb>\n");
   for (const std::string& workload : flags.workloads) {

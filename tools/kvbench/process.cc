@@ -55,6 +55,15 @@ uint64_t ProcessWriteBytes() { return ReadProcField("/proc/self/io", "write_byte
 
 uint64_t CurrentRssKb() { return ReadProcField("/proc/self/status", "VmRSS:"); }
 
+double ProcessCpuSeconds() {
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+  auto seconds = [](const struct timeval& tv) {
+    return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
+  };
+  return seconds(ru.ru_utime) + seconds(ru.ru_stime);
+}
+
 uint64_t DiskUsageBytes(const std::string& dir) {
   g_du_total = 0;
   nftw(dir.c_str(), AddBlocks, 16, FTW_PHYS);

@@ -20,6 +20,11 @@ uint64_t ProcessWriteBytes();
 // Resident set size of this process now, KiB (VmRSS).
 uint64_t CurrentRssKb();
 
+// CPU time (user + system) of every thread of this process so far, seconds. Unlike wall
+// time it barely depends on what else the machine runs, so CPU time per operation is the
+// steadier number on a shared machine.
+double ProcessCpuSeconds();
+
 // Bytes allocated on disk (st_blocks * 512) for every file under dir, as du counts them.
 uint64_t DiskUsageBytes(const std::string& dir);
 

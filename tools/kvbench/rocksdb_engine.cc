@@ -1,11 +1,16 @@
 // KvEngine over rocksdb::DB (librocksdb as the system ships it): the default column
-// family, block-based tables, leveled compaction as RocksDB does it by default.
+// family, block-based tables, leveled compaction as RocksDB does it by default. For the
+// transaction workloads the database is opened as a TransactionDB (pessimistic mode) or an
+// OptimisticTransactionDB (optimistic mode); both are a DB, so every other call is the same.
 #include <rocksdb/cache.h>
 #include <rocksdb/convenience.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/options.h>
 #include <rocksdb/table.h>
+#include <rocksdb/utilities/optimistic_transaction_db.h>
+#include <rocksdb/utilities/transaction.h>
+#include <rocksdb/utilities/transaction_db.h>
 #include <rocksdb/version.h>
 #include <rocksdb/write_batch.h>
 
@@ -23,6 +28,12 @@ namespace {
 OpStatus FromStatus(const rocksdb::Status& s) {
   if (s.ok()) return OpStatus::Ok();
   if (s.IsNotFound()) return OpStatus::NotFound();
+  // Deadlock first: RocksDB reports it as Busy with subcode kDeadlock.
+  if (s.IsDeadlock()) return {OpStatus::Code::kDeadlock, s.ToString()};
+  // TryAgain: optimistic validation could not tell (memtable history too short); the
+  // transaction must be retried like after a conflict.
+  if (s.IsBusy() || s.IsTryAgain()) return {OpStatus::Code::kBusy, s.ToString()};
+  if (s.IsTimedOut()) return {OpStatus::Code::kTimedOut, s.ToString()};
   return OpStatus::Error(s.ToString());
 }
 
@@ -71,6 +82,65 @@ class RocksdbIterator final : public KvIterator {
   std::unique_ptr<rocksdb::Iterator> it_;
 };
 
+// Reuses one rocksdb::Transaction object (BeginTransaction's old_txn), as RocksDB
+// recommends for repeated transactions.
+class RocksdbTransaction final : public KvTransaction {
+ public:
+  // Exactly one of pessimistic_db / optimistic_db is set.
+  RocksdbTransaction(rocksdb::TransactionDB* pessimistic_db, rocksdb::OptimisticTransactionDB* optimistic_db,
+                     const rocksdb::WriteOptions& write_options, int64_t lock_timeout_ms, bool snapshot)
+      : pessimistic_db_(pessimistic_db),
+        optimistic_db_(optimistic_db),
+        write_options_(write_options),
+        snapshot_(snapshot) {
+    // The same lock wait bound as TidesDB's, and deadlock detection as TidesDB always has
+    // (without it RocksDB resolves a deadlock only by the lock timeout).
+    pessimistic_options_.lock_timeout = lock_timeout_ms;
+    pessimistic_options_.deadlock_detect = true;
+  }
+  ~RocksdbTransaction() override {
+    if (txn_ != nullptr && active_) txn_->Rollback();
+  }
+
+  void Begin() override {
+    rocksdb::Transaction* t =
+        pessimistic_db_ != nullptr
+            ? pessimistic_db_->BeginTransaction(write_options_, pessimistic_options_, txn_.get())
+            : optimistic_db_->BeginTransaction(write_options_, rocksdb::OptimisticTransactionOptions(),
+                                               txn_.get());
+    if (t != txn_.get()) txn_.reset(t);
+    // Snapshot isolation: the snapshot is taken at the first operation, as TidesDB does.
+    if (snapshot_) txn_->SetSnapshotOnNextOperation();
+    active_ = true;
+  }
+  OpStatus GetForUpdate(std::string_view key, std::string* value) override {
+    return FromStatus(txn_->GetForUpdate(rocksdb::ReadOptions(), ToSlice(key), value));
+  }
+  OpStatus Put(std::string_view key, std::string_view value) override {
+    return FromStatus(txn_->Put(ToSlice(key), ToSlice(value)));
+  }
+  OpStatus Commit() override {
+    rocksdb::Status s = txn_->Commit();
+    // The KvTransaction contract: a failed Commit leaves the transaction rolled back.
+    if (!s.ok()) txn_->Rollback();
+    active_ = false;
+    return FromStatus(s);
+  }
+  OpStatus Rollback() override {
+    active_ = false;
+    return FromStatus(txn_->Rollback());
+  }
+
+ private:
+  rocksdb::TransactionDB* const pessimistic_db_;
+  rocksdb::OptimisticTransactionDB* const optimistic_db_;
+  const rocksdb::WriteOptions write_options_;
+  const bool snapshot_;
+  rocksdb::TransactionOptions pessimistic_options_;
+  std::unique_ptr<rocksdb::Transaction> txn_;
+  bool active_ = false;
+};
+
 class RocksdbEngine final : public KvEngine {
  public:
   ~RocksdbEngine() override { Close(); }
@@ -117,10 +187,31 @@ class RocksdbEngine final : public KvEngine {
     write_options_.sync = config.sync == Sync::kFull;
     write_options_.disableWAL = false;
 
-    rocksdb::DB* db = nullptr;
-    rocksdb::Status s = rocksdb::DB::Open(options, dir, &db);
-    if (!s.ok()) return FromStatus(s);
-    db_.reset(db);
+    rocksdb::Status s;
+    lock_timeout_ms_ = config.lock_timeout_ms;
+    snapshot_ = config.txn_isolation == TxnIsolation::kSnapshot;
+    if (config.txn_mode == TxnMode::kPessimistic) {
+      rocksdb::TransactionDBOptions txn_options;
+      txn_options.transaction_lock_timeout = config.lock_timeout_ms;
+      // Non-transactional writes (the preload) wait for locks as long as transactions.
+      txn_options.default_lock_timeout = config.lock_timeout_ms;
+      rocksdb::TransactionDB* db = nullptr;
+      s = rocksdb::TransactionDB::Open(options, txn_options, dir, &db);
+      if (!s.ok()) return FromStatus(s);
+      pessimistic_db_ = db;
+      db_.reset(db);
+    } else if (config.txn_mode == TxnMode::kOptimistic) {
+      rocksdb::OptimisticTransactionDB* db = nullptr;
+      s = rocksdb::OptimisticTransactionDB::Open(options, dir, &db);
+      if (!s.ok()) return FromStatus(s);
+      optimistic_db_ = db;
+      db_.reset(db);
+    } else {
+      rocksdb::DB* db = nullptr;
+      s = rocksdb::DB::Open(options, dir, &db);
+      if (!s.ok()) return FromStatus(s);
+      db_.reset(db);
+    }
     return OpStatus::Ok();
   }
 
@@ -128,6 +219,8 @@ class RocksdbEngine final : public KvEngine {
     if (!db_) return OpStatus::Ok();
     rocksdb::Status s = db_->Close();
     db_.reset();
+    pessimistic_db_ = nullptr;
+    optimistic_db_ = nullptr;
     return FromStatus(s);
   }
 
@@ -155,6 +248,20 @@ class RocksdbEngine final : public KvEngine {
     rocksdb::ReadOptions ro;
     ro.fill_cache = fill_cache;
     return std::make_unique<RocksdbIterator>(db_->NewIterator(ro));
+  }
+
+  OpStatus NewTransaction(TxnMode mode, std::unique_ptr<KvTransaction>* txn) override {
+    if (mode == TxnMode::kPessimistic && pessimistic_db_ != nullptr) {
+      *txn = std::make_unique<RocksdbTransaction>(pessimistic_db_, nullptr, write_options_, lock_timeout_ms_,
+                                                  snapshot_);
+      return OpStatus::Ok();
+    }
+    if (mode == TxnMode::kOptimistic && optimistic_db_ != nullptr) {
+      *txn = std::make_unique<RocksdbTransaction>(nullptr, optimistic_db_, write_options_, lock_timeout_ms_,
+                                                  snapshot_);
+      return OpStatus::Ok();
+    }
+    return OpStatus::Error("RocksDB was not opened for this transaction mode (EngineConfig::txn_mode)");
   }
 
   OpStatus Flush() override { return FromStatus(db_->Flush(rocksdb::FlushOptions())); }
@@ -195,8 +302,13 @@ class RocksdbEngine final : public KvEngine {
   }
 
  private:
+  // db_ owns the database; for the transaction workloads one of these points at it too.
   std::unique_ptr<rocksdb::DB> db_;
+  rocksdb::TransactionDB* pessimistic_db_ = nullptr;
+  rocksdb::OptimisticTransactionDB* optimistic_db_ = nullptr;
   rocksdb::WriteOptions write_options_;
+  int64_t lock_timeout_ms_ = 1000;
+  bool snapshot_ = false;
 };
 
 }  // namespace

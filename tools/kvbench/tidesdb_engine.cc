@@ -1,4 +1,7 @@
-// KvEngine over tidesdb::DB: one column family ("default").
+// KvEngine over tidesdb::DB: one column family ("default"). For the transaction
+// workloads the database is opened through tidesdb::TransactionDB, which serves both
+// concurrency modes (chosen per transaction); every other call then goes through it too
+// (writes by TransactionDB::Write, so they take part in conflict detection).
 #include <cmath>
 #include <memory>
 #include <string>
@@ -7,6 +10,7 @@
 #include "tidesdb/db.h"
 #include "tidesdb/iterator.h"
 #include "tidesdb/options.h"
+#include "tidesdb/transaction.h"
 #include "tidesdb/write_batch.h"
 
 namespace kvbench {
@@ -15,6 +19,9 @@ namespace {
 OpStatus FromStatus(const tidesdb::Status& s) {
   if (s.ok()) return OpStatus::Ok();
   if (s.IsNotFound()) return OpStatus::NotFound();
+  if (s.IsBusy()) return {OpStatus::Code::kBusy, s.ToString()};
+  if (s.IsTimedOut()) return {OpStatus::Code::kTimedOut, s.ToString()};
+  if (s.IsDeadlock()) return {OpStatus::Code::kDeadlock, s.ToString()};
   return OpStatus::Error(s.ToString());
 }
 
@@ -60,6 +67,30 @@ class TidesdbIterator final : public KvIterator {
   std::unique_ptr<tidesdb::Iterator> it_;
 };
 
+// A new tidesdb::Transaction per Begin (the library has no reuse of transaction objects).
+class TidesdbTransaction final : public KvTransaction {
+ public:
+  TidesdbTransaction(tidesdb::TransactionDB* db, tidesdb::ColumnFamilyHandle* cf,
+                     const tidesdb::TransactionOptions& options)
+      : db_(db), cf_(cf), options_(options) {}
+
+  void Begin() override { txn_ = db_->BeginTransaction(options_); }
+  OpStatus GetForUpdate(std::string_view key, std::string* value) override {
+    return FromStatus(txn_->GetForUpdate(cf_, key, value));
+  }
+  OpStatus Put(std::string_view key, std::string_view value) override {
+    return FromStatus(txn_->Put(cf_, key, value));
+  }
+  OpStatus Commit() override { return FromStatus(txn_->Commit()); }
+  OpStatus Rollback() override { return FromStatus(txn_->Rollback()); }
+
+ private:
+  tidesdb::TransactionDB* const db_;
+  tidesdb::ColumnFamilyHandle* const cf_;
+  const tidesdb::TransactionOptions options_;
+  std::unique_ptr<tidesdb::Transaction> txn_;
+};
+
 class TidesdbEngine final : public KvEngine {
  public:
   ~TidesdbEngine() override { Close(); }
@@ -86,30 +117,57 @@ class TidesdbEngine final : public KvEngine {
     cf.value_threshold = config.value_threshold;
     cf.compression = ToTidesdb(config.compression);
     write_options_.sync_mode = options.sync_mode;
-    tidesdb::Status s = tidesdb::DB::Open(options, dir, &db_);
-    if (!s.ok()) return FromStatus(s);
+    tidesdb::Status s;
+    if (config.txn_mode != TxnMode::kNone) {
+      tidesdb::TransactionDBOptions txn_options;
+      txn_options.lock_timeout_micros = config.lock_timeout_ms * 1000;
+      s = tidesdb::TransactionDB::Open(options, txn_options, dir, &txn_db_);
+      if (!s.ok()) return FromStatus(s);
+      db_ = txn_db_->db();
+      isolation_ = config.txn_isolation == TxnIsolation::kSnapshot ? tidesdb::IsolationLevel::kSnapshot
+                                                                   : tidesdb::IsolationLevel::kReadCommitted;
+    } else {
+      s = tidesdb::DB::Open(options, dir, &own_db_);
+      if (!s.ok()) return FromStatus(s);
+      db_ = own_db_.get();
+    }
     cf_ = db_->DefaultColumnFamily();
     return OpStatus::Ok();
   }
 
   OpStatus Close() override {
-    db_.reset();
+    txn_db_.reset();
+    own_db_.reset();
+    db_ = nullptr;
     cf_ = nullptr;
     return OpStatus::Ok();
   }
 
   OpStatus Put(std::string_view key, std::string_view value) override {
+    if (txn_db_) {
+      tidesdb::WriteBatch batch;
+      batch.Put(cf_, key, value);
+      return FromStatus(txn_db_->Write(write_options_, &batch));
+    }
     return FromStatus(db_->Put(write_options_, cf_, key, value));
   }
 
-  OpStatus Delete(std::string_view key) override { return FromStatus(db_->Delete(write_options_, cf_, key)); }
+  OpStatus Delete(std::string_view key) override {
+    if (txn_db_) {
+      tidesdb::WriteBatch batch;
+      batch.Delete(cf_, key);
+      return FromStatus(txn_db_->Write(write_options_, &batch));
+    }
+    return FromStatus(db_->Delete(write_options_, cf_, key));
+  }
 
   std::unique_ptr<KvBatch> NewBatch() override { return std::make_unique<TidesdbBatch>(cf_); }
 
   OpStatus Write(KvBatch* batch, bool no_sync) override {
     tidesdb::WriteOptions wo = write_options_;
     if (no_sync) wo.sync_mode = tidesdb::SyncMode::kNone;
-    return FromStatus(db_->Write(wo, static_cast<TidesdbBatch*>(batch)->rep()));
+    tidesdb::WriteBatch* rep = static_cast<TidesdbBatch*>(batch)->rep();
+    return FromStatus(txn_db_ ? txn_db_->Write(wo, rep) : db_->Write(wo, rep));
   }
 
   OpStatus Get(std::string_view key, std::string* value) override {
@@ -120,6 +178,16 @@ class TidesdbEngine final : public KvEngine {
     tidesdb::ReadOptions ro;
     ro.fill_cache = fill_cache;
     return std::make_unique<TidesdbIterator>(db_->NewIterator(ro, cf_));
+  }
+
+  OpStatus NewTransaction(TxnMode mode, std::unique_ptr<KvTransaction>* txn) override {
+    if (!txn_db_ || mode == TxnMode::kNone) return OpStatus::Error("not opened for transactions");
+    tidesdb::TransactionOptions options;
+    options.isolation = isolation_;
+    options.mode = mode == TxnMode::kPessimistic ? tidesdb::ConcurrencyMode::kPessimistic
+                                                 : tidesdb::ConcurrencyMode::kOptimistic;
+    *txn = std::make_unique<TidesdbTransaction>(txn_db_.get(), cf_, options);
+    return OpStatus::Ok();
   }
 
   OpStatus Flush() override { return FromStatus(db_->Flush(tidesdb::FlushOptions(), nullptr)); }
@@ -145,13 +213,25 @@ class TidesdbEngine final : public KvEngine {
       while (!stats.empty() && stats.back() == '\n') stats.pop_back();
       line += " | " + stats;
     }
+    std::string txn_stats;
+    if (txn_db_ && txn_db_->GetProperty("tidesdb.txn.stats", &txn_stats)) {
+      while (!txn_stats.empty() && txn_stats.back() == '\n') txn_stats.pop_back();
+      for (char& c : txn_stats) {
+        if (c == '\n') c = ' ';
+      }
+      line += " | " + txn_stats;
+    }
     return line;
   }
 
  private:
-  std::unique_ptr<tidesdb::DB> db_;
+  // Exactly one of own_db_ / txn_db_ is open; db_ points at the DB either way.
+  std::unique_ptr<tidesdb::DB> own_db_;
+  std::unique_ptr<tidesdb::TransactionDB> txn_db_;
+  tidesdb::DB* db_ = nullptr;
   tidesdb::ColumnFamilyHandle* cf_ = nullptr;
   tidesdb::WriteOptions write_options_;
+  tidesdb::IsolationLevel isolation_ = tidesdb::IsolationLevel::kReadCommitted;
 };
 
 }  // namespace

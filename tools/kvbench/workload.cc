@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <sstream>
 #include <thread>
@@ -31,7 +32,49 @@ enum Stream : uint64_t {
   kStreamBackgroundWriter = 5,
   kStreamDeleteChoice = 6,
   kStreamDeleteOrder = 7,
+  kStreamTxn = 8,
 };
+
+// The transaction workloads: txn_rmw[_hot]_{opt,pess}.
+struct TxnWorkload {
+  const char* name;
+  TxnMode mode;
+  bool hot;  // BenchConfig::txn_hot_keys accounts instead of num
+};
+constexpr TxnWorkload kTxnWorkloads[] = {
+    {"txn_rmw_opt", TxnMode::kOptimistic, false},
+    {"txn_rmw_pess", TxnMode::kPessimistic, false},
+    {"txn_rmw_hot_opt", TxnMode::kOptimistic, true},
+    {"txn_rmw_hot_pess", TxnMode::kPessimistic, true},
+};
+
+const TxnWorkload* FindTxnWorkload(const std::string& name) {
+  for (const TxnWorkload& t : kTxnWorkloads) {
+    if (name == t.name) return &t;
+  }
+  return nullptr;
+}
+
+// Account values: the balance as a little-endian 64-bit two's-complement integer, then
+// value_size - 8 bytes of the key's usual value (so the data compresses as in the other
+// workloads, and the filler can be verified).
+constexpr size_t kBalanceSize = 8;
+constexpr int64_t kInitialBalance = 1000000;
+constexpr int64_t kMaxTransfer = 100;
+// A transaction that still fails after this many attempts in a row is reported as an
+// error (livelock) rather than retried for ever.
+constexpr int kMaxTxnAttempts = 100000;
+
+void EncodeBalance(int64_t balance, char* out) {
+  const uint64_t u = static_cast<uint64_t>(balance);
+  for (size_t i = 0; i < kBalanceSize; ++i) out[i] = static_cast<char>(u >> (8 * i));
+}
+
+int64_t DecodeBalance(std::string_view value) {
+  uint64_t u = 0;
+  for (size_t i = 0; i < kBalanceSize; ++i) u |= uint64_t{static_cast<unsigned char>(value[i])} << (8 * i);
+  return static_cast<int64_t>(u);
+}
 
 bool KeyIs(std::string_view key, uint64_t index) {
   char expected[kKeySize];
@@ -48,6 +91,7 @@ struct Worker {
   std::string value;
   LatencyHistogram hist;
   uint64_t ops = 0, found = 0, not_found = 0, mismatches = 0, user_bytes = 0;
+  uint64_t busy = 0, timed_out = 0, deadlocks = 0;  // retryable transaction outcomes
   std::string error;
 };
 
@@ -124,6 +168,9 @@ class Runner {
       p.found += w->found;
       p.not_found += w->not_found;
       p.mismatches += w->mismatches;
+      p.busy += w->busy;
+      p.timed_out += w->timed_out;
+      p.deadlocks += w->deadlocks;
       result_.user_bytes_written += w->user_bytes;
       if (!w->error.empty()) Fail(name + ": " + w->error);
     }
@@ -442,8 +489,218 @@ class Runner {
     result_.phases.push_back(Scan("scan", false, static_cast<int64_t>(config_.num - victims.size())));
   }
 
+  // --- Transactions: transfers between accounts.
+
+  // The value of account `index` holding `balance`.
+  std::string AccountValue(uint64_t index, int64_t balance) const {
+    std::string v(values_.ValueFor(index));
+    EncodeBalance(balance, v.data());
+    return v;
+  }
+
+  // Whether `value` is a well-formed value of account `index` (size and filler).
+  bool AccountValueValid(uint64_t index, std::string_view value) const {
+    if (value.size() != config_.value_size) return false;
+    return !config_.verify || value.substr(kBalanceSize) == values_.ValueFor(index).substr(kBalanceSize);
+  }
+
+  // Accounts [0, accounts) with kInitialBalance each, in batches of 1000 without fsync,
+  // then a flush: the "load" row.
+  bool LoadAccounts(uint64_t accounts) {
+    std::unique_ptr<KvBatch> batch = engine_->NewBatch();
+    const uint64_t batches = (accounts + 999) / 1000;
+    PhaseResult p = RunPhase("load", 1, batches, 0, false, [&](Worker& w, uint64_t b) {
+      const uint64_t first = b * 1000;
+      batch->Clear();
+      for (uint64_t index = first; index < std::min(accounts, first + 1000); ++index) {
+        EncodeKey(index, w.key);
+        const std::string value = AccountValue(index, kInitialBalance);
+        batch->Put(std::string_view(w.key, kKeySize), value);
+        w.user_bytes += kKeySize + value.size();
+      }
+      OpStatus s = engine_->Write(batch.get(), true);
+      if (!s.ok()) w.error = "Write: " + s.message;
+      return s.ok();
+    });
+    p.ops = std::min<uint64_t>(accounts, p.ops * 1000);
+    const auto t0 = Clock::now();
+    if (result_.error.empty()) FlushAndSettle();
+    p.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+    result_.phases.push_back(p);
+    return result_.error.empty();
+  }
+
+  // Counts a retryable outcome in w; false for any other status.
+  static bool CountRetryable(Worker& w, const OpStatus& s) {
+    switch (s.code) {
+      case OpStatus::Code::kBusy:
+        ++w.busy;
+        return true;
+      case OpStatus::Code::kTimedOut:
+        ++w.timed_out;
+        return true;
+      case OpStatus::Code::kDeadlock:
+        ++w.deadlocks;
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  // One transfer of `amount` from account `from` to account `to`, run until it commits:
+  // GetForUpdate both (in that order), Put both, Commit; a retryable status rolls back and
+  // runs it again. On commit the transfer is added to deltas (the expected final balances).
+  bool Transfer(Worker& w, KvTransaction* txn, uint64_t from, uint64_t to, int64_t amount,
+                std::vector<int64_t>* deltas) {
+    char from_key[kKeySize], to_key[kKeySize];
+    EncodeKey(from, from_key);
+    EncodeKey(to, to_key);
+    const std::string_view fk(from_key, kKeySize), tk(to_key, kKeySize);
+    std::string from_value, to_value;
+    for (int attempt = 0; attempt < kMaxTxnAttempts; ++attempt) {
+      txn->Begin();
+      // Each step either continues, retries (rolled back), or fails the phase.
+      auto step = [&](const OpStatus& s, const char* what) {
+        if (s.ok()) return 1;
+        if (CountRetryable(w, s)) return 0;
+        w.error = std::string(what) + ": " + s.message;
+        return -1;
+      };
+      int r = step(txn->GetForUpdate(fk, &from_value), "GetForUpdate");
+      if (r == 1) r = step(txn->GetForUpdate(tk, &to_value), "GetForUpdate");
+      if (r == 1) {
+        if (!AccountValueValid(from, from_value) || !AccountValueValid(to, to_value)) {
+          ++w.mismatches;
+          txn->Rollback();
+          w.error = "an account value read back is malformed";
+          return false;
+        }
+        std::string new_from = from_value, new_to = to_value;
+        EncodeBalance(DecodeBalance(from_value) - amount, new_from.data());
+        EncodeBalance(DecodeBalance(to_value) + amount, new_to.data());
+        r = step(txn->Put(fk, new_from), "Put");
+        if (r == 1) r = step(txn->Put(tk, new_to), "Put");
+        if (r == 1) {
+          // A failed Commit has already rolled the transaction back.
+          r = step(txn->Commit(), "Commit");
+          if (r == 1) {
+            (*deltas)[from] -= amount;
+            (*deltas)[to] += amount;
+            w.user_bytes += 2 * (kKeySize + config_.value_size);
+            return true;
+          }
+          if (r == -1) return false;
+          continue;
+        }
+      }
+      txn->Rollback();
+      if (r == -1) return false;
+    }
+    w.error = "a transfer failed " + std::to_string(kMaxTxnAttempts) + " times in a row";
+    return false;
+  }
+
+  // Reads every account back (a full scan, after the workers are done) and checks that
+  // each balance is the initial one plus the committed transfers that touched it, and that
+  // the balances still sum to accounts * kInitialBalance. Any violation fails the run.
+  void VerifyAccounts(uint64_t accounts, const std::vector<std::vector<int64_t>>& deltas) {
+    PhaseResult p;
+    p.name = "verify";
+    p.timed_ops = false;
+    const auto t0 = Clock::now();
+    std::unique_ptr<KvIterator> it = engine_->NewIterator(false);
+    int64_t sum = 0;
+    uint64_t wrong_balance = 0, first_wrong = 0;
+    int64_t first_got = 0, first_want = 0;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      const uint64_t index = p.ops;
+      if (index >= accounts || !KeyIs(it->key(), index) || !AccountValueValid(index, it->value())) {
+        ++p.mismatches;
+        break;
+      }
+      const int64_t balance = DecodeBalance(it->value());
+      int64_t want = kInitialBalance;
+      for (const auto& d : deltas) want += d[index];
+      if (balance != want && wrong_balance++ == 0) {
+        first_wrong = index;
+        first_got = balance;
+        first_want = want;
+      }
+      sum += balance;
+      ++p.ops;
+    }
+    p.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    p.found = p.ops;
+    result_.phases.push_back(p);
+    OpStatus s = it->status();
+    if (!s.ok()) {
+      Fail("verify: iterator: " + s.message);
+      return;
+    }
+    if (p.mismatches > 0 || p.ops != accounts) {
+      Fail("INVARIANT VIOLATED: the accounts read back are not exactly keys [0, " + std::to_string(accounts) +
+           ") with well-formed values (" + std::to_string(p.ops) + " read before the first bad one)");
+      return;
+    }
+    const int64_t want_sum = static_cast<int64_t>(accounts) * kInitialBalance;
+    if (sum != want_sum) {
+      Fail("INVARIANT VIOLATED: the balances sum to " + std::to_string(sum) + ", expected " +
+           std::to_string(want_sum));
+      return;
+    }
+    if (wrong_balance > 0) {
+      Fail("INVARIANT VIOLATED: " + std::to_string(wrong_balance) +
+           " accounts do not hold the initial balance plus their committed transfers (first: account " +
+           std::to_string(first_wrong) + " holds " + std::to_string(first_got) + ", expected " +
+           std::to_string(first_want) + ")");
+    }
+  }
+
+  // Loads the accounts, then config.threads threads run Txns() transfers between two
+  // distinct random accounts (of a random amount), each until it commits; then the
+  // balances are verified.
+  void TxnReadModifyWrite(const TxnWorkload& spec) {
+    const uint64_t accounts = spec.hot ? config_.txn_hot_keys : config_.num;
+    if (accounts < 2) {
+      Fail("transaction workloads need at least 2 accounts");
+      return;
+    }
+    if (config_.value_size < kBalanceSize) {
+      Fail("transaction workloads need --value_size >= " + std::to_string(kBalanceSize));
+      return;
+    }
+    if (!LoadAccounts(accounts)) return;
+    const int threads = config_.threads;
+    std::vector<std::unique_ptr<KvTransaction>> txns(threads);
+    for (auto& txn : txns) {
+      OpStatus s = engine_->NewTransaction(spec.mode, &txn);
+      if (!s.ok()) {
+        Fail("NewTransaction: " + s.message);
+        return;
+      }
+    }
+    std::vector<std::vector<int64_t>> deltas(threads, std::vector<int64_t>(accounts, 0));
+    const double cpu_before = ProcessCpuSeconds();
+    PhaseResult p = RunPhase("txn", threads, config_.Txns(), kStreamTxn, true, [&](Worker& w, uint64_t) {
+      const uint64_t from = w.rng.Uniform(accounts);
+      uint64_t to = w.rng.Uniform(accounts - 1);
+      if (to >= from) ++to;
+      const int64_t amount = 1 + static_cast<int64_t>(w.rng.Uniform(kMaxTransfer));
+      return Transfer(w, txns[w.id].get(), from, to, amount, &deltas[w.id]);
+    });
+    p.cpu_seconds = ProcessCpuSeconds() - cpu_before;
+    p.summary = true;
+    p.txn = true;
+    result_.phases.push_back(p);
+    txns.clear();  // every transaction ends before the verification and the close
+    // Verified even after a failure: an engine error must not hide a broken invariant.
+    VerifyAccounts(accounts, deltas);
+  }
+
   void Run(const std::string& workload) {
-    if (workload == "fillseq") {
+    if (const TxnWorkload* txn = FindTxnWorkload(workload)) {
+      TxnReadModifyWrite(*txn);
+    } else if (workload == "fillseq") {
       FillSeq();
     } else if (workload == "fillrandom") {
       FillRandom();
@@ -481,14 +738,18 @@ std::string Escape(const std::string& s) {
 
 const std::vector<WorkloadInfo>& AllWorkloads() {
   static const std::vector<WorkloadInfo> kAll = {
-      {"fillseq", "sequential puts into an empty DB", true},
-      {"fillrandom", "random puts (with repeats) into an empty DB", true},
-      {"overwrite", "random puts over a loaded key set", true},
-      {"readrandom", "random gets, block cache holds the data (warmed by a scan)", false},
-      {"readrandom_cold", "random gets, data several times the block cache (--cold_cache_mb)", false},
-      {"seekrandom", "random Seek + --seek_nexts Next", false},
-      {"readwhilewriting", "random gets (measured) while one thread overwrites", true},
-      {"deleteheavy", "delete a random half, flush, random gets (measured), full scan", true},
+      {"fillseq", "sequential puts into an empty DB", true, false},
+      {"fillrandom", "random puts (with repeats) into an empty DB", true, false},
+      {"overwrite", "random puts over a loaded key set", true, false},
+      {"readrandom", "random gets, block cache holds the data (warmed by a scan)", false, false},
+      {"readrandom_cold", "random gets, data several times the block cache (--cold_cache_mb)", false, false},
+      {"seekrandom", "random Seek + --seek_nexts Next", false, false},
+      {"readwhilewriting", "random gets (measured) while one thread overwrites", true, false},
+      {"deleteheavy", "delete a random half, flush, random gets (measured), full scan", true, false},
+      {"txn_rmw_opt", "optimistic transfers between 2 of num accounts (GetForUpdate x2, Put x2)", true, true},
+      {"txn_rmw_pess", "pessimistic transfers between 2 of num accounts", true, true},
+      {"txn_rmw_hot_opt", "optimistic transfers between 2 of --txn_hot_keys accounts", true, true},
+      {"txn_rmw_hot_pess", "pessimistic transfers between 2 of --txn_hot_keys accounts", true, true},
   };
   return kAll;
 }
@@ -519,7 +780,8 @@ std::string RunResult::Serialize() const {
   for (const PhaseResult& p : phases) {
     out << "phase " << p.name << " " << p.summary << " " << p.timed_ops << " " << p.ops << " " << p.seconds
         << " " << p.p50_us << " " << p.p99_us << " " << p.max_us << " " << p.found << " " << p.not_found
-        << " " << p.mismatches << "\n";
+        << " " << p.mismatches << " " << p.txn << " " << p.busy << " " << p.timed_out << " " << p.deadlocks
+        << " " << p.cpu_seconds << "\n";
   }
   out << "end\n";
   return out.str();
@@ -551,7 +813,8 @@ bool RunResult::Parse(const std::string& text, RunResult* out) {
     } else if (tag == "phase") {
       PhaseResult p;
       fields >> p.name >> p.summary >> p.timed_ops >> p.ops >> p.seconds >> p.p50_us >> p.p99_us >>
-          p.max_us >> p.found >> p.not_found >> p.mismatches;
+          p.max_us >> p.found >> p.not_found >> p.mismatches >> p.txn >> p.busy >> p.timed_out >>
+          p.deadlocks >> p.cpu_seconds;
       if (!fields) return false;
       out->phases.push_back(p);
     } else if (tag == "end") {
@@ -565,6 +828,7 @@ RunResult RunWorkload(KvEngine* engine, const std::string& workload, const std::
                       const BenchConfig& config) {
   BenchConfig effective = config;
   if (workload == "readrandom_cold") effective.engine.block_cache_bytes = config.cold_cache_bytes;
+  if (const TxnWorkload* txn = FindTxnWorkload(workload)) effective.engine.txn_mode = txn->mode;
   Runner runner(engine, effective);
   RunResult& result = runner.result();
 

@@ -26,17 +26,21 @@ struct BenchConfig {
   uint64_t seed = 301;                // the data and the random streams are functions of this
   bool verify = true;                 // check every value read against the value written
   size_t cold_cache_bytes = 8 << 20;  // block cache of readrandom_cold
+  int64_t txns = -1;                  // committed transactions of the txn_* workloads (-1: num)
+  uint64_t txn_hot_keys = 100;        // accounts of the txn_rmw_hot_* workloads
   EngineConfig engine;
 
   uint64_t Writes() const { return writes < 0 ? num : static_cast<uint64_t>(writes); }
   uint64_t Reads() const { return reads < 0 ? num : static_cast<uint64_t>(reads); }
   uint64_t Seeks() const { return seeks < 0 ? (num >= 10 ? num / 10 : 1) : static_cast<uint64_t>(seeks); }
+  uint64_t Txns() const { return txns < 0 ? num : static_cast<uint64_t>(txns); }
 };
 
 struct WorkloadInfo {
   const char* name;
   const char* description;
   bool writes;  // report write amplification
+  bool txn;     // a transaction workload (conflict rates are reported)
 };
 
 // Every workload kvbench knows, in the order of the default suite.
@@ -52,8 +56,20 @@ struct PhaseResult {
   double p50_us = 0, p99_us = 0, max_us = 0;
   uint64_t found = 0, not_found = 0;
   uint64_t mismatches = 0;  // reads that returned wrong bytes or a wrong found/not-found
+  // Transaction phases: ops = committed transactions; attempts that ended in a retryable
+  // status (rolled back and run again), by status.
+  bool txn = false;
+  uint64_t busy = 0, timed_out = 0, deadlocks = 0;
+  double cpu_seconds = 0;  // process CPU time during the phase (txn phases; 0: not measured)
 
   double ops_per_sec() const { return seconds > 0 ? static_cast<double>(ops) / seconds : 0.0; }
+  uint64_t aborts() const { return busy + timed_out + deadlocks; }
+  double cpu_us_per_op() const { return ops > 0 ? cpu_seconds * 1e6 / static_cast<double>(ops) : 0.0; }
+  // Aborted attempts / all attempts (committed + aborted).
+  double conflict_rate() const {
+    const uint64_t attempts = ops + aborts();
+    return attempts > 0 ? static_cast<double>(aborts()) / static_cast<double>(attempts) : 0.0;
+  }
 };
 
 struct RunResult {
