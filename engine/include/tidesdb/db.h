@@ -110,7 +110,8 @@ class DB {
   // --- Introspection.
   virtual RangeEstimate EstimateRange(ColumnFamilyHandle* cf, const Range& range) = 0;
   // Named properties, e.g. "tidesdb.stats", "tidesdb.num-files-at-level<N>",
-  // "tidesdb.cur-size-all-mem-tables". False if the name is unknown.
+  // "tidesdb.cur-size-all-mem-tables", "tidesdb.value-logs" (per value log of the CF: size,
+  // live bytes, garbage ratio). False if the name is unknown. docs/ARCHITECTURE.md lists all.
   virtual bool GetProperty(ColumnFamilyHandle* cf, Slice name, std::string* value) = 0;
   // The sequence number of the most recent committed write.
   virtual uint64_t LatestSequence() const = 0;

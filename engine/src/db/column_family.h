@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,9 @@ struct ColumnFamilyData {
   std::atomic<bool> dropped{false};
   bool compacting = false;                   // one compaction per CF at a time
   std::vector<std::string> compact_cursors;  // round-robin position per level
+  // Value logs in which relocation met a damaged record: they are not collected again
+  // while the DB is open (the damaged value stays where it is, readable as Corruption).
+  std::set<uint64_t> gc_skip;
 };
 
 }  // namespace tidesdb

@@ -1,6 +1,9 @@
 #include "db/compaction_picker.h"
 
 #include <algorithm>
+#include <map>
+
+#include "sst/value_log.h"
 
 namespace tidesdb {
 
@@ -37,6 +40,52 @@ std::vector<std::shared_ptr<const FileMetaData>> OverlappingFiles(const Version&
   return out;
 }
 
+double ValueLogUsage::GarbageRatio() const {
+  if (file_size <= kValueLogHeaderSize) return 1.0;
+  const uint64_t records = file_size - kValueLogHeaderSize;
+  return 1.0 - static_cast<double>(std::min(live_bytes, records)) / static_cast<double>(records);
+}
+
+bool ValueLogUsages(const Version& v, std::vector<ValueLogUsage>* out) {
+  out->clear();
+  std::map<uint64_t, uint64_t> live;
+  for (const auto& level : v.levels) {
+    for (const auto& f : level) {
+      if (!f->value_log_refs_known) return false;
+      for (const auto& ref : f->value_log_refs) live[ref.file_number] += ref.bytes;
+    }
+  }
+  for (const auto& vl : v.value_logs) {
+    auto it = live.find(vl->file_number);
+    out->push_back(ValueLogUsage{vl->file_number, vl->file_size, it == live.end() ? 0 : it->second});
+  }
+  return true;
+}
+
+std::vector<uint64_t> ValueLogsToCollect(const Version& v, const ColumnFamilyOptions& options,
+                                         const std::set<uint64_t>& skip) {
+  std::vector<uint64_t> out;
+  const double threshold = options.value_log_gc_threshold;
+  std::vector<ValueLogUsage> usages;
+  if (!(threshold > 0 && threshold < 1) || !ValueLogUsages(v, &usages)) return out;
+  for (const auto& u : usages) {
+    if (u.live_bytes > 0 && u.GarbageRatio() >= threshold && skip.count(u.file_number) == 0)
+      out.push_back(u.file_number);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<uint64_t> DeadValueLogs(const Version& v) {
+  std::vector<uint64_t> out;
+  std::vector<ValueLogUsage> usages;
+  if (!ValueLogUsages(v, &usages)) return out;
+  for (const auto& u : usages) {
+    if (u.live_bytes == 0) out.push_back(u.file_number);
+  }
+  return out;
+}
+
 namespace {
 
 // The user-key range covered by files.
@@ -52,11 +101,13 @@ void KeyRange(const std::vector<std::shared_ptr<const FileMetaData>>& files, std
 }
 
 CompactionInputs WithLowerLevel(const Version& v, const ColumnFamilyOptions& options, int level,
-                                std::vector<std::shared_ptr<const FileMetaData>> upper, const char* reason) {
+                                std::vector<std::shared_ptr<const FileMetaData>> upper, const char* reason,
+                                const std::vector<uint64_t>& relocate) {
   CompactionInputs c;
   c.level = level;
   c.output_level = std::min(level + 1, std::max(options.max_levels, 2) - 1);
   c.reason = reason;
+  c.relocate = relocate;
   std::string smallest, largest;
   KeyRange(upper, &smallest, &largest);
   if (c.output_level == level) {
@@ -68,17 +119,65 @@ CompactionInputs WithLowerLevel(const Version& v, const ColumnFamilyOptions& opt
   return c;
 }
 
+// The value log to collect first (the highest garbage ratio) and the file holding the most
+// of its live bytes, with that file's level; nothing if no value log is due.
+std::optional<CompactionInputs> PickValueLogGc(const Version& v, const ColumnFamilyOptions& options,
+                                               const std::vector<uint64_t>& relocate) {
+  if (relocate.empty()) return std::nullopt;
+  std::vector<ValueLogUsage> usages;
+  ValueLogUsages(v, &usages);
+  uint64_t worst = 0;
+  double worst_ratio = -1;
+  for (const auto& u : usages) {
+    if (std::binary_search(relocate.begin(), relocate.end(), u.file_number) &&
+        u.GarbageRatio() > worst_ratio) {
+      worst_ratio = u.GarbageRatio();
+      worst = u.file_number;
+    }
+  }
+  int best_level = -1;
+  std::shared_ptr<const FileMetaData> best;
+  uint64_t best_bytes = 0;
+  for (int l = 0; l < static_cast<int>(v.levels.size()); ++l) {
+    for (const auto& f : v.levels[l]) {
+      for (const auto& ref : f->value_log_refs) {
+        if (ref.file_number == worst && ref.bytes > best_bytes) {
+          best_bytes = ref.bytes;
+          best = f;
+          best_level = l;
+        }
+      }
+    }
+  }
+  if (best == nullptr) return std::nullopt;
+  CompactionInputs c;
+  if (best_level == 0) {
+    // L0 files move together (see PickCompaction).
+    c = WithLowerLevel(v, options, 0, v.levels[0], "value-log-gc", relocate);
+  } else {
+    // Rewrite the one file in place: its level stays sorted and disjoint.
+    c.level = best_level;
+    c.output_level = best_level;
+    c.upper = {best};
+    c.reason = "value-log-gc";
+    c.relocate = relocate;
+  }
+  return c;
+}
+
 }  // namespace
 
 std::optional<CompactionInputs> PickCompaction(const Version& v, const ColumnFamilyOptions& options,
-                                               std::vector<std::string>* cursors) {
+                                               std::vector<std::string>* cursors,
+                                               const std::set<uint64_t>& gc_skip) {
   const int max_levels = std::max(options.max_levels, 2);
+  const std::vector<uint64_t> relocate = ValueLogsToCollect(v, options, gc_skip);
   if (cursors->size() < static_cast<size_t>(max_levels)) cursors->resize(max_levels);
   // (1) L0 has too many files: all of them (older L0 files must move together with newer
   // ones that overlap them) into L1.
   if (!v.levels.empty() &&
       static_cast<int>(v.levels[0].size()) >= std::max(options.l1_file_count_trigger, 1)) {
-    return WithLowerLevel(v, options, 0, v.levels[0], "l0-file-count");
+    return WithLowerLevel(v, options, 0, v.levels[0], "l0-file-count", relocate);
   }
   // (2) The level most over its target.
   std::vector<uint64_t> targets = LevelTargets(v, options);
@@ -104,17 +203,19 @@ std::optional<CompactionInputs> PickCompaction(const Version& v, const ColumnFam
     }
     Slice largest = ExtractUserKey(files[pick]->largest);
     (*cursors)[best].assign(largest.data(), largest.size());
-    return WithLowerLevel(v, options, best, {files[pick]}, "level-size");
+    return WithLowerLevel(v, options, best, {files[pick]}, "level-size", relocate);
   }
-  // (3) Tombstone density.
+  // (3) Value-log garbage.
+  if (auto gc = PickValueLogGc(v, options, relocate)) return gc;
+  // (4) Tombstone density.
   if (options.tombstone_density_trigger > 0) {
     for (int l = 0; l < static_cast<int>(v.levels.size()) && l < max_levels; ++l) {
       for (const auto& f : v.levels[l]) {
         if (f->num_entries < std::max<uint64_t>(options.tombstone_density_min_entries, 1)) continue;
         double density = static_cast<double>(f->num_deletions) / static_cast<double>(f->num_entries);
         if (density < options.tombstone_density_trigger) continue;
-        if (l == 0) return WithLowerLevel(v, options, 0, v.levels[0], "tombstone-density");
-        return WithLowerLevel(v, options, l, {f}, "tombstone-density");
+        if (l == 0) return WithLowerLevel(v, options, 0, v.levels[0], "tombstone-density", relocate);
+        return WithLowerLevel(v, options, l, {f}, "tombstone-density", relocate);
       }
     }
   }
@@ -122,7 +223,8 @@ std::optional<CompactionInputs> PickCompaction(const Version& v, const ColumnFam
 }
 
 std::optional<CompactionInputs> PickRangeCompaction(const Version& v, const ColumnFamilyOptions& options,
-                                                    int level, Slice start, Slice limit) {
+                                                    int level, Slice start, Slice limit,
+                                                    const std::set<uint64_t>& gc_skip) {
   if (level >= static_cast<int>(v.levels.size())) return std::nullopt;
   std::vector<std::shared_ptr<const FileMetaData>> upper;
   if (level == 0) {
@@ -142,7 +244,8 @@ std::optional<CompactionInputs> PickRangeCompaction(const Version& v, const Colu
     }
     if (upper.empty()) return std::nullopt;
   }
-  return WithLowerLevel(v, options, level, std::move(upper), "manual");
+  return WithLowerLevel(v, options, level, std::move(upper), "manual",
+                        ValueLogsToCollect(v, options, gc_skip));
 }
 
 }  // namespace tidesdb

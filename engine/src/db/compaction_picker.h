@@ -11,13 +11,25 @@
 // amplification stays near 1 + 1/multiplier whatever the data size.
 //
 // Priority: (1) L0 file count >= l1_file_count_trigger; (2) the level with the highest
-// size/target score >= 1; (3) a file whose tombstone density >= tombstone_density_trigger
-// (with at least tombstone_density_min_entries entries), so deletes do not leave readers
-// walking tombstones.
+// size/target score >= 1; (3) value-log garbage collection (below); (4) a file whose
+// tombstone density >= tombstone_density_trigger (with at least
+// tombstone_density_min_entries entries), so deletes do not leave readers walking tombstones.
+//
+// Value-log GC. Every file records the bytes it references in each value log
+// (FileMetaData::value_log_refs), so a value log's live bytes are the sum over the files of
+// the version and its garbage ratio is 1 - live / record bytes. A value log whose ratio
+// reaches value_log_gc_threshold is "to collect": every compaction that meets a pointer into
+// it copies the value into a new value log and rewrites the pointer (CompactionInputs::
+// relocate), and when nothing else is due, (3) picks the file holding the most of the
+// worst such log's live bytes and rewrites it in place (or, in L0, compacts L0 into L1).
+// A value log no file references is dead and is deleted by the edit that removed its last
+// reference. Nothing is collected or deleted in a CF while any of its files has unknown
+// references (logged before references existed).
 #pragma once
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,7 +44,28 @@ struct CompactionInputs {
   std::vector<std::shared_ptr<const FileMetaData>> upper;  // files of `level`
   std::vector<std::shared_ptr<const FileMetaData>> lower;  // files of `output_level`
   const char* reason = "";
+  // Value logs whose live values this compaction moves to a new value log (ascending).
+  std::vector<uint64_t> relocate;
 };
+
+struct ValueLogUsage {
+  uint64_t file_number = 0;
+  uint64_t file_size = 0;   // header included
+  uint64_t live_bytes = 0;  // record bytes some file of the version references
+  // Dead record bytes / record bytes; 1 for a log with no records.
+  double GarbageRatio() const;
+};
+
+// The usage of every value log of v, in v.value_logs order. False (and *out empty) if some
+// file of v has unknown references: then no value log of the CF may be collected or deleted.
+bool ValueLogUsages(const Version& v, std::vector<ValueLogUsage>* out);
+// Value logs to relocate: garbage ratio >= value_log_gc_threshold and some live bytes left,
+// except those in `skip` (logs where relocation met a damaged record). Empty when the
+// threshold is outside (0, 1), which turns relocation off.
+std::vector<uint64_t> ValueLogsToCollect(const Version& v, const ColumnFamilyOptions& options,
+                                         const std::set<uint64_t>& skip = {});
+// Value logs of v that no file references.
+std::vector<uint64_t> DeadValueLogs(const Version& v);
 
 uint64_t LevelBytes(const std::vector<std::shared_ptr<const FileMetaData>>& files);
 // Target size per level (index = level; L0's entry is unused).
@@ -40,13 +73,16 @@ std::vector<uint64_t> LevelTargets(const Version& v, const ColumnFamilyOptions& 
 
 // The next compaction for this version, or nothing. `cursors[level]` is the largest key
 // compacted last time at that level (round-robin through the key space); updated.
+// `gc_skip`: value logs never to relocate (see ValueLogsToCollect).
 std::optional<CompactionInputs> PickCompaction(const Version& v, const ColumnFamilyOptions& options,
-                                               std::vector<std::string>* cursors);
+                                               std::vector<std::string>* cursors,
+                                               const std::set<uint64_t>& gc_skip = {});
 
 // Every file of `level` overlapping [start, limit) (empty limit = to the end) plus what it
 // overlaps in the next level; nothing if `level` has no such file.
 std::optional<CompactionInputs> PickRangeCompaction(const Version& v, const ColumnFamilyOptions& options,
-                                                    int level, Slice start, Slice limit);
+                                                    int level, Slice start, Slice limit,
+                                                    const std::set<uint64_t>& gc_skip = {});
 
 // Files of `level` whose user-key range intersects [smallest, largest] (inclusive).
 std::vector<std::shared_ptr<const FileMetaData>> OverlappingFiles(const Version& v, int level, Slice smallest,

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "sst/value_log.h"
+
 namespace tidesdb {
 namespace {
 
@@ -16,6 +18,18 @@ std::shared_ptr<const FileMetaData> File(uint64_t number, const std::string& sma
   f->num_entries = entries;
   f->num_deletions = deletions;
   return f;
+}
+
+std::shared_ptr<const FileMetaData> FileWithRefs(uint64_t number, const std::string& smallest,
+                                                 const std::string& largest,
+                                                 std::vector<FileMetaData::ValueLogRef> refs) {
+  auto f = std::make_shared<FileMetaData>(*File(number, smallest, largest, 100));
+  f->value_log_refs = std::move(refs);
+  return f;
+}
+
+std::shared_ptr<const ValueLogMeta> Vlog(uint64_t number, uint64_t record_bytes) {
+  return std::make_shared<ValueLogMeta>(ValueLogMeta{number, kValueLogHeaderSize + record_bytes});
 }
 
 ColumnFamilyOptions Opts() {
@@ -109,6 +123,111 @@ TEST(CompactionPicker, RangeCompactionSelectsOverlaps) {
   EXPECT_EQ(c->upper[0]->file_number, 2u);
   EXPECT_EQ(c->lower.size(), 1u);
   EXPECT_FALSE(PickRangeCompaction(v, Opts(), 1, "x", "y"));
+}
+
+}  // namespace
+}  // namespace tidesdb
+
+namespace tidesdb {
+namespace {
+
+// Value logs 50 (1000 record bytes) and 60 (1000) and 70 (500, unreferenced).
+Version GcVersion() {
+  Version v;
+  v.levels.resize(4);
+  v.levels[1] = {FileWithRefs(1, "a", "f", {{50, 300}, {60, 100}}), FileWithRefs(2, "g", "m", {{50, 100}})};
+  v.levels[2] = {FileWithRefs(3, "a", "z", {{50, 200}, {60, 850}})};
+  v.value_logs = {Vlog(50, 1000), Vlog(60, 1000), Vlog(70, 500)};
+  return v;
+}
+
+TEST(ValueLogGcPicker, UsageSumsTheReferencesOfEveryFile) {
+  std::vector<ValueLogUsage> u;
+  ASSERT_TRUE(ValueLogUsages(GcVersion(), &u));
+  ASSERT_EQ(u.size(), 3u);
+  EXPECT_EQ(u[0].live_bytes, 600u);
+  EXPECT_DOUBLE_EQ(u[0].GarbageRatio(), 0.4);
+  EXPECT_EQ(u[1].live_bytes, 950u);
+  EXPECT_EQ(u[2].live_bytes, 0u);
+  EXPECT_DOUBLE_EQ(u[2].GarbageRatio(), 1.0);
+  EXPECT_EQ(DeadValueLogs(GcVersion()), (std::vector<uint64_t>{70}));
+}
+
+TEST(ValueLogGcPicker, ThresholdSelectsLogsToCollect) {
+  ColumnFamilyOptions o = Opts();
+  o.value_log_gc_threshold = 0.5;
+  EXPECT_TRUE(ValueLogsToCollect(GcVersion(), o).empty()) << "40% garbage is below 50%";
+  o.value_log_gc_threshold = 0.4;
+  EXPECT_EQ(ValueLogsToCollect(GcVersion(), o), (std::vector<uint64_t>{50}));
+  o.value_log_gc_threshold = 0.01;
+  EXPECT_EQ(ValueLogsToCollect(GcVersion(), o), (std::vector<uint64_t>{50, 60})) << "70 is dead, not moved";
+  EXPECT_EQ(ValueLogsToCollect(GcVersion(), o, {50}), (std::vector<uint64_t>{60}));
+  for (double off : {0.0, -1.0, 1.0, 2.0}) {
+    o.value_log_gc_threshold = off;
+    EXPECT_TRUE(ValueLogsToCollect(GcVersion(), o).empty()) << off;
+  }
+}
+
+TEST(ValueLogGcPicker, RewritesTheFileHoldingMostOfTheWorstLogInPlace) {
+  ColumnFamilyOptions o = Opts();
+  o.level_size_base = 1 << 20;  // no level is over its target
+  o.value_log_gc_threshold = 0.01;
+  std::vector<std::string> cursors;
+  auto c = PickCompaction(GcVersion(), o, &cursors);
+  ASSERT_TRUE(c);
+  EXPECT_STREQ(c->reason, "value-log-gc");
+  // Log 50 (40% garbage) is worse than 60 (5%); file 1 holds most of it (300 bytes).
+  EXPECT_EQ(c->level, 1);
+  EXPECT_EQ(c->output_level, 1);
+  ASSERT_EQ(c->upper.size(), 1u);
+  EXPECT_EQ(c->upper[0]->file_number, 1u);
+  EXPECT_TRUE(c->lower.empty());
+  EXPECT_EQ(c->relocate, (std::vector<uint64_t>{50, 60}));
+  // A damaged log is skipped: 60 is next, held mostly by file 3.
+  c = PickCompaction(GcVersion(), o, &cursors, {50});
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->upper[0]->file_number, 3u);
+  EXPECT_EQ(c->relocate, (std::vector<uint64_t>{60}));
+  o.value_log_gc_threshold = 0.5;
+  EXPECT_FALSE(PickCompaction(GcVersion(), o, &cursors));
+}
+
+TEST(ValueLogGcPicker, LogHeldInL0CompactsAllOfL0AndOtherCompactionsRelocateToo) {
+  ColumnFamilyOptions o = Opts();
+  o.level_size_base = 1 << 20;
+  o.value_log_gc_threshold = 0.3;
+  Version v;
+  v.levels.resize(4);
+  v.levels[0] = {FileWithRefs(9, "b", "c", {{80, 100}}), FileWithRefs(8, "x", "y", {{50, 400}})};
+  v.levels[1] = {FileWithRefs(1, "a", "f", {{50, 200}}), File(2, "g", "m", 100)};
+  v.value_logs = {Vlog(50, 1000), Vlog(80, 100)};  // 50: 40% garbage
+  std::vector<std::string> cursors;
+  auto c = PickCompaction(v, o, &cursors);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->level, 0);
+  EXPECT_EQ(c->output_level, 1);
+  EXPECT_EQ(c->upper.size(), 2u);
+  EXPECT_EQ(c->lower.size(), 2u);  // L0 spans b..y
+  EXPECT_EQ(c->relocate, (std::vector<uint64_t>{50}));
+  // The L0 trigger picks first and still carries the relocation set.
+  o.l1_file_count_trigger = 2;
+  c = PickCompaction(v, o, &cursors);
+  ASSERT_TRUE(c);
+  EXPECT_STREQ(c->reason, "l0-file-count");
+  EXPECT_EQ(c->relocate, (std::vector<uint64_t>{50}));
+}
+
+TEST(ValueLogGcPicker, UnknownReferencesBlockCollection) {
+  Version v = GcVersion();
+  auto legacy = std::make_shared<FileMetaData>(*File(4, "n", "p", 100));
+  legacy->value_log_refs_known = false;
+  v.levels[1].push_back(legacy);
+  std::vector<ValueLogUsage> u;
+  EXPECT_FALSE(ValueLogUsages(v, &u));
+  EXPECT_TRUE(DeadValueLogs(v).empty());
+  ColumnFamilyOptions o = Opts();
+  o.value_log_gc_threshold = 0.01;
+  EXPECT_TRUE(ValueLogsToCollect(v, o).empty());
 }
 
 }  // namespace

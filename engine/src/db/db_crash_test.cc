@@ -11,6 +11,11 @@
 //                    cut by a power loss right after its Nth file-system operation, for a
 //                    seeded sample of N; recovery must always succeed and lose nothing
 //                    acknowledged (FULL) or only a suffix (NONE).
+//   GcCrashPointTest the same, with the power loss inside a compaction that relocates
+//                    live values out of mostly dead value logs and deletes dead ones.
+//
+// SigkillTest also runs with value-log GC made eager (GcOptions), and checks that the child
+// really relocated values between kills.
 //
 // The workload and its checker are in testutil/batch_workload.h. Randomized parts print a
 // seed; rerun with TIDESDB_CRASH_SEED=<seed>. TIDESDB_CRASH_ROUNDS=<n> sets the rounds of
@@ -71,6 +76,22 @@ Options CrashOptions(SyncMode mode, bool unified) {
   return o;
 }
 
+// Value-log GC as eager as it gets: any garbage at all makes a log collectable, and small
+// level targets keep compactions (which relocate) running.
+Options GcOptions(Options o) {
+  o.default_cf_options.value_log_gc_threshold = 0.05;
+  o.default_cf_options.level_size_base = 256 << 10;
+  o.default_cf_options.target_file_size = 64 << 10;
+  return o;
+}
+
+uint64_t StatFromProperty(DB* db, const std::string& name) {
+  std::string v;
+  if (!db->GetProperty(nullptr, "tidesdb.stats", &v)) return 0;
+  size_t pos = v.find(" " + name + "=");
+  return pos == std::string::npos ? 0 : std::strtoull(v.c_str() + pos + name.size() + 2, nullptr, 10);
+}
+
 std::string SetDifference(const std::set<uint64_t>& a, const std::set<uint64_t>& b) {
   size_t n = 0;
   std::string list;
@@ -86,14 +107,17 @@ std::string SetDifference(const std::set<uint64_t>& a, const std::set<uint64_t>&
 struct KillParam {
   SyncMode mode;
   bool unified;
+  bool gc = false;  // GcOptions
 };
 
 class SigkillTest : public ::testing::TestWithParam<KillParam> {};
 
 // Never returns. Reports each batch id on fd after Write returned OK; on any error prints it
 // and exits non-zero, which the parent reports.
+// If progress_file is not empty, the child keeps the value-log bytes it relocated so far in
+// its first 8 bytes (one pwrite, so a kill never leaves it torn).
 [[noreturn]] void ChildWriter(const Options& options, const std::string& dir, uint64_t round, int fd,
-                              uint64_t max_per_writer) {
+                              uint64_t max_per_writer, const std::string& progress_file) {
   auto die = [](const std::string& what) {
     std::fprintf(stderr, "crash-test child: %s\n", what.c_str());
     std::fflush(stderr);
@@ -107,6 +131,17 @@ class SigkillTest : public ::testing::TestWithParam<KillParam> {};
   if (!s.ok()) die("create column families: " + s.ToString());
   std::mutex pipe_mu;
   std::vector<std::thread> writers;
+  if (!progress_file.empty()) {
+    std::thread([&db, progress_file] {
+      int pf = ::open(progress_file.c_str(), O_WRONLY | O_CREAT, 0644);
+      while (pf >= 0) {
+        uint64_t relocated = StatFromProperty(db.get(), "vlog_relocated_bytes");
+        if (::pwrite(pf, &relocated, sizeof(relocated), 0) != static_cast<ssize_t>(sizeof(relocated)))
+          _exit(5);
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    }).detach();
+  }
   for (uint64_t w = 0; w < 2; ++w) {
     writers.emplace_back([&, w] {
       WriteBatch batch;
@@ -157,12 +192,16 @@ void ReadAcks(int fd, std::string* carry, std::set<uint64_t>* acked,
 
 TEST_P(SigkillTest, AcknowledgedBatchesSurviveKillNine) {
   const KillParam param = GetParam();
-  const Options options = CrashOptions(param.mode, param.unified);
+  const Options base = CrashOptions(param.mode, param.unified);
+  const Options options = param.gc ? GcOptions(base) : base;
   const uint64_t seed = test::SeedFromEnv("TIDESDB_CRASH_SEED");
   // Unified memtables are the default configuration: they get the most rounds.
-  const int rounds = test::IntFromEnv("TIDESDB_CRASH_ROUNDS", param.unified ? 10 : 5);
+  const int rounds = test::IntFromEnv("TIDESDB_CRASH_ROUNDS", param.unified && !param.gc ? 10 : 5);
   std::mt19937_64 rng(seed);
-  test::ScratchDir dir(std::string("crash_kill_") + SyncModeName(param.mode) + (param.unified ? "_u" : "_p"));
+  test::ScratchDir dir(std::string("crash_kill_") + SyncModeName(param.mode) + (param.unified ? "_u" : "_p") +
+                       (param.gc ? "_gc" : ""));
+  const std::string progress_file = param.gc ? dir.path() + ".gc-progress" : "";
+  uint64_t relocated_total = 0;
 
   std::set<uint64_t> all_acked, prev_applied;
   size_t total_acked = 0;
@@ -178,7 +217,7 @@ TEST_P(SigkillTest, AcknowledgedBatchesSurviveKillNine) {
     if (pid == 0) {
       ::close(fds[0]);
       ChildWriter(options, dir.path(), static_cast<uint64_t>(round) + 1, fds[1],
-                  param.mode == SyncMode::kFull ? 3000 : 6000);
+                  param.mode == SyncMode::kFull ? 3000 : 6000, progress_file);
     }
     ::close(fds[1]);
     std::set<uint64_t> acked;
@@ -195,6 +234,17 @@ TEST_P(SigkillTest, AcknowledgedBatchesSurviveKillNine) {
         << "); its error is printed above";
     total_acked += acked.size();
     all_acked.insert(acked.begin(), acked.end());
+    if (param.gc) {
+      uint64_t relocated = 0;
+      int pf = ::open(progress_file.c_str(), O_RDONLY);
+      if (pf >= 0) {
+        if (::pread(pf, &relocated, sizeof(relocated), 0) != static_cast<ssize_t>(sizeof(relocated)))
+          relocated = 0;
+        ::close(pf);
+        ::unlink(progress_file.c_str());
+      }
+      relocated_total += relocated;
+    }
 
     std::unique_ptr<DB> db;
     Status s = DB::Open(options, dir.path(), &db);
@@ -213,15 +263,22 @@ TEST_P(SigkillTest, AcknowledgedBatchesSurviveKillNine) {
                 delay_ms, acked.size(), prev_applied.size());
   }
   std::printf("%d rounds, %zu acknowledged batches, all present\n", rounds, total_acked);
+  if (param.gc) {
+    std::printf("value-log bytes relocated by the children: %llu\n",
+                static_cast<unsigned long long>(relocated_total));
+    EXPECT_GT(relocated_total, 0u) << "the kills never landed while value-log GC was running";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, SigkillTest,
                          ::testing::Values(KillParam{SyncMode::kFull, true}, KillParam{SyncMode::kNone, true},
                                            KillParam{SyncMode::kFull, false},
-                                           KillParam{SyncMode::kNone, false}),
+                                           KillParam{SyncMode::kNone, false},
+                                           KillParam{SyncMode::kFull, true, true},
+                                           KillParam{SyncMode::kNone, true, true}),
                          [](const auto& info) {
                            return std::string(SyncModeName(info.param.mode)) +
-                                  (info.param.unified ? "Unified" : "PerCf");
+                                  (info.param.unified ? "Unified" : "PerCf") + (info.param.gc ? "Gc" : "");
                          });
 
 // --------------------------------------------------------------------------- power loss
@@ -503,6 +560,135 @@ TEST_P(CrashPointTest, RecoveryAfterPowerLossAtAnyOperation) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, CrashPointTest, ::testing::Values(SyncMode::kFull, SyncMode::kNone),
+                         [](const auto& info) { return std::string(SyncModeName(info.param)); });
+
+// ------------------------------------------------------------------- crash points in GC
+
+class GcCrashPointTest : public ::testing::TestWithParam<SyncMode> {
+ protected:
+  // Writes batches (flushing every 20 or so, so several value logs fill, and later batches
+  // delete the keys of earlier ones), then compacts everything: the compaction drops the deleted
+  // values, relocates the survivors out of mostly dead logs and deletes dead logs.
+  // *compact_started is set just before the compaction. Stops at the first error.
+  static void Script(const Options& options, const std::string& dir, AckLog* log,
+                     std::atomic<bool>* compact_started, uint64_t* relocated) {
+    std::unique_ptr<DB> db;
+    if (!DB::Open(options, dir, &db).ok()) return;
+    std::vector<ColumnFamilyHandle*> cfs;
+    if (!BatchWorkload::OpenColumnFamilies(db.get(), &cfs).ok()) return;
+    WriteBatch batch;
+    for (uint64_t n = 0; n < 96; ++n) {
+      const uint64_t id = BatchWorkload::MakeId(1, 0, n);
+      BatchWorkload::Build(id, cfs, &batch);
+      log->Submitted(id);
+      if (!db->Write(WriteOptions(), &batch).ok()) return;
+      log->Acked(id);
+      // Batches 88..95 survive (the others are deleted 8 later). The log flushed at 91 holds
+      // large values of batches 82, 86 (deleted) and 90 (live): it is mostly garbage, and 90
+      // must be moved to reclaim it.
+      if ((n % 20 == 19 || n == 91) && !db->Flush(FlushOptions(), nullptr).ok()) return;
+    }
+    *compact_started = true;
+    if (!db->CompactRange(nullptr, nullptr).ok()) return;
+    if (relocated != nullptr) *relocated = StatFromProperty(db.get(), "vlog_relocated_bytes");
+  }
+
+  static Options GcScriptOptions(SyncMode mode, Env* env) {
+    Options o = GcOptions(CrashOptions(mode, true));
+    o.default_cf_options.l1_file_count_trigger = 100;  // only the scripted compaction
+    o.env = env;
+    return o;
+  }
+};
+
+TEST_P(GcCrashPointTest, PowerLossDuringValueLogGcLosesNothing) {
+  const SyncMode mode = GetParam();
+  const uint64_t seed = test::SeedFromEnv("TIDESDB_CRASH_SEED");
+  std::mt19937_64 rng(seed);
+  test::ScratchDir root(std::string("crash_gc_points_") + SyncModeName(mode));
+
+  // The dry run finds where the compaction's operations start and checks that it relocates.
+  size_t total_ops = 0, compact_first = 0;
+  {
+    SimulatedDisk disk;
+    test::InjectingEnv env(&disk.fault);
+    std::atomic<bool> started{false};
+    std::atomic<size_t> ops{0}, first{0};
+    env.SetAfter([&](test::EnvOp, const std::string&, const Status&) {
+      size_t n = ++ops;
+      if (started.load() && first.load() == 0) first = n;
+    });
+    AckLog log;
+    uint64_t relocated = 0;
+    Script(GcScriptOptions(mode, &env), root.Sub("dry"), &log, &started, &relocated);
+    env.SetAfter(nullptr);
+    ASSERT_EQ(log.acked().size(), 96u) << "the script must run cleanly without faults";
+    ASSERT_GT(relocated, 0u) << "the compaction must relocate values for this test to mean anything";
+    total_ops = ops;
+    compact_first = first;
+  }
+  ASSERT_GT(compact_first, 0u);
+  std::vector<uint64_t> candidates;
+  for (uint64_t p = compact_first; p <= total_ops; ++p) candidates.push_back(p);
+  std::shuffle(candidates.begin(), candidates.end(), rng);
+  const size_t max_points = static_cast<size_t>(test::IntFromEnv("TIDESDB_CRASH_POINTS", 40));
+  if (candidates.size() > max_points) candidates.resize(max_points);
+  std::printf("compaction spans file-system operations %zu..%zu; crashing after %zu of them\n", compact_first,
+              total_ops, candidates.size());
+
+  for (uint64_t point : candidates) {
+    SCOPED_TRACE("seed " + std::to_string(seed) + ", power lost after operation " + std::to_string(point));
+    SimulatedDisk disk;
+    test::InjectingEnv env(&disk.fault);
+    std::atomic<uint64_t> ops{0};
+    env.SetAfter([&](test::EnvOp, const std::string&, const Status&) {
+      if (++ops == point) disk.fault.SetFilesystemActive(false);
+    });
+    const Options options = GcScriptOptions(mode, &env);
+    const std::string dir = root.Sub("p" + std::to_string(point));
+    AckLog log;
+    std::atomic<bool> started{false};
+    Script(options, dir, &log, &started, nullptr);
+    env.SetAfter(nullptr);
+    const PowerLossMode loss = rng() % 2 == 0 ? PowerLossMode::kTornUnsynced : PowerLossMode::kDropUnsynced;
+    ASSERT_TRUE(disk.fault.SimulatePowerLoss(loss, rng()).ok());
+    disk.fault.SetFilesystemActive(true);
+
+    std::unique_ptr<DB> db;
+    Status s = DB::Open(options, dir, &db);
+    ASSERT_TRUE(s.ok()) << "recovery failed: " << s.ToString();
+    std::vector<ColumnFamilyHandle*> cfs;
+    ASSERT_TRUE(BatchWorkload::OpenColumnFamilies(db.get(), &cfs).ok());
+    BatchState st = test::CheckBatches(db.get(), cfs);
+    ASSERT_TRUE(st.ok()) << st.ErrorText();
+    ASSERT_EQ(log.CheckPrefix(st.applied), "");
+    if (mode == SyncMode::kFull) {
+      ASSERT_EQ(log.MissingAcked(st.applied), "");
+    }
+    // GC completes after recovery, and afterwards only live value logs remain on disk.
+    s = db->CompactRange(nullptr, nullptr);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    BatchState after = test::CheckBatches(db.get(), cfs);
+    ASSERT_TRUE(after.ok()) << after.ErrorText();
+    ASSERT_EQ(SetDifference(st.applied, after.applied), "");
+    uint64_t live_logs = 0;
+    for (ColumnFamilyHandle* cf : cfs) {
+      std::string v;
+      ASSERT_TRUE(db->GetProperty(cf, "tidesdb.value-logs", &v));
+      live_logs += std::strtoull(v.c_str() + v.rfind("total files=") + 12, nullptr, 10);
+    }
+    db.reset();
+    std::vector<std::string> children;
+    ASSERT_TRUE(disk.nosync.GetChildren(dir, &children).ok());
+    uint64_t on_disk = 0;
+    for (const auto& name : children) on_disk += test::EndsWith(name, ".vlog") ? 1 : 0;
+    std::string listing;
+    for (const auto& name : children) listing += name + " ";
+    EXPECT_EQ(on_disk, live_logs) << "value logs on disk that no version lists: " << listing;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, GcCrashPointTest, ::testing::Values(SyncMode::kFull, SyncMode::kNone),
                          [](const auto& info) { return std::string(SyncModeName(info.param)); });
 
 }  // namespace

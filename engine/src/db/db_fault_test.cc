@@ -282,7 +282,8 @@ TEST_F(FaultTest, FailingFlushBacksUpThenReportsAndRecovers) {
     failing = false;
     WriteEventuallyOk();
     WriteOk(30);
-    ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+    Status fs = db_->Flush(FlushOptions(), nullptr);
+    ASSERT_TRUE(fs.ok()) << fs.ToString();
     inject_.SetBefore(nullptr);
     CheckAll();
     PowerLoss();  // the flushed state is durable

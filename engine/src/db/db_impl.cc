@@ -124,6 +124,19 @@ Status DBImpl::Recover() {
   logged_wal_number_ = wal_number_;
   s = CheckRecoveredFilesLocked();
   if (!s.ok()) return s;
+  // A crash can leave files whose numbers were allocated but never logged (outputs of an
+  // unfinished flush or compaction). New files must not reuse those numbers: an orphan
+  // would then share a number with a live file.
+  {
+    std::vector<std::string> children;
+    s = env_->GetChildren(dbname_, &children);
+    if (!s.ok()) return s;
+    for (const auto& name : children) {
+      uint64_t number;
+      FileType type;
+      if (ParseFileName(name, &number, &type)) next_file_number_ = std::max(next_file_number_, number + 1);
+    }
+  }
   uint64_t min_wal = wal_number_;
   // Everything recovered from the WAL is flushed below; write the manifest afresh first so
   // those flushes have somewhere to log their edits.
@@ -693,15 +706,15 @@ Status DBImpl::DeleteOrphanFiles() {
   std::vector<std::string> children;
   Status s = env_->GetChildren(dbname_, &children);
   if (!s.ok()) return s;
-  std::set<uint64_t> live;
+  std::set<uint64_t> live_klogs, live_vlogs;
   uint64_t min_wal;
   {
     std::lock_guard<std::mutex> l(mutex_);
     for (const auto& [id, cfd] : cfs_) {
       for (const auto& level : cfd->version->levels) {
-        for (const auto& f : level) live.insert(f->file_number);
+        for (const auto& f : level) live_klogs.insert(f->file_number);
       }
-      for (const auto& vl : cfd->version->value_logs) live.insert(vl->file_number);
+      for (const auto& vl : cfd->version->value_logs) live_vlogs.insert(vl->file_number);
     }
     min_wal = std::min(MinLiveWalNumberLocked(), logged_wal_number_);
   }
@@ -712,8 +725,10 @@ Status DBImpl::DeleteOrphanFiles() {
     bool remove = false;
     switch (type) {
       case FileType::kKeyLog:
+        remove = live_klogs.count(number) == 0;
+        break;
       case FileType::kValueLog:
-        remove = live.count(number) == 0;
+        remove = live_vlogs.count(number) == 0;
         break;
       case FileType::kWal:
         remove = number < min_wal;

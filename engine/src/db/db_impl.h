@@ -178,7 +178,8 @@ class DBImpl final : public DB {
                              const struct CompactionInputs& c);
   Status RunSubcompaction(ColumnFamilyData* cfd, const struct CompactionInputs& c, const Version& version,
                           SequenceNumber smallest_snapshot, const std::string* start, const std::string* end,
-                          std::vector<CompactionOutput>* outputs, std::map<uint64_t, uint64_t>* vlog_garbage);
+                          std::vector<CompactionOutput>* outputs, ValueLogMeta* relocated,
+                          std::set<uint64_t>* unreadable);
   void UpdateL0StatsLocked();
   // Write back-pressure from L0 and memory; may sleep or wait (mutex_ held via lock).
   Status ThrottleForCompactionLocked(std::unique_lock<std::mutex>& lock);
@@ -189,7 +190,7 @@ class DBImpl final : public DB {
     std::shared_ptr<const Version> version;
   };
   ReadView GetReadView(ColumnFamilyData* cfd) const;
-  ValueFetcher MakeValueFetcher();
+  ValueFetcher MakeValueFetcher(bool fill_cache);
   Status GetImpl(const ReadOptions& options, ColumnFamilyHandle* cf, Slice key, std::string* value,
                  int* source);
 
@@ -224,6 +225,7 @@ class DBImpl final : public DB {
   // below MinLiveWalNumberLocked()), so the WAL it names always exists.
   uint64_t logged_wal_number_ = 0;
   int flushes_running_ = 0;
+  uint64_t flush_attempts_ = 0;  // background flush attempts finished (ok or not)
   // Two-phase commit: the WAL holding each unresolved prepare record (pins that WAL), and
   // the batches of the ones recovery found.
   std::map<std::string, uint64_t> prepared_wal_;
@@ -258,7 +260,8 @@ class DBImpl final : public DB {
   std::atomic<uint64_t> stat_wal_bytes_{0}, stat_wal_syncs_{0}, stat_commit_groups_{0}, stat_commits_{0},
       stat_flushes_{0}, stat_flush_bytes_{0}, stat_stall_micros_{0}, stat_slowdown_micros_{0},
       stat_compactions_{0}, stat_compaction_bytes_read_{0}, stat_compaction_bytes_written_{0},
-      stat_compaction_entries_dropped_{0};
+      stat_compaction_entries_dropped_{0}, stat_vlog_relocated_bytes_{0}, stat_vlog_files_deleted_{0},
+      stat_vlog_bytes_deleted_{0}, stat_vlog_relocation_errors_{0};
   // Point reads answered per source: [0] memtables, [1 + L] level L; [kMaxReadLevels] not found.
   static constexpr int kMaxReadLevels = 9;
   std::array<std::atomic<uint64_t>, kMaxReadLevels + 1> stat_reads_{};

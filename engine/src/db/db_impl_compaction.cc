@@ -10,6 +10,7 @@
 #include "db/table_cache.h"
 #include "sst/table_builder.h"
 #include "sst/table_reader.h"
+#include "sst/value_log.h"
 
 namespace tidesdb {
 
@@ -88,7 +89,7 @@ void DBImpl::CompactionLoop() {
     for (size_t i = 0; i < order.size() && pick == nullptr; ++i) {
       ColumnFamilyData* cfd = order[(rotate + i) % order.size()];
       if (cfd->compacting) continue;
-      c = PickCompaction(*cfd->version, cfd->options, &cfd->compact_cursors);
+      c = PickCompaction(*cfd->version, cfd->options, &cfd->compact_cursors, cfd->gc_skip);
       if (c) pick = cfd;
     }
     rotate++;
@@ -119,7 +120,7 @@ void DBImpl::CompactionLoop() {
 Status DBImpl::RunSubcompaction(ColumnFamilyData* cfd, const CompactionInputs& c, const Version& version,
                                 SequenceNumber smallest_snapshot, const std::string* start,
                                 const std::string* end, std::vector<CompactionOutput>* outputs,
-                                std::map<uint64_t, uint64_t>* vlog_garbage) {
+                                ValueLogMeta* relocated, std::set<uint64_t>* unreadable) {
   std::vector<std::shared_ptr<TableReader>> tables;
   std::vector<std::unique_ptr<InternalIterator>> children;
   for (const auto* files : {&c.upper, &c.lower}) {
@@ -143,6 +144,10 @@ Status DBImpl::RunSubcompaction(ColumnFamilyData* cfd, const CompactionInputs& c
   const uint64_t now = env_->NowMicros() / 1000000;
   std::unique_ptr<TableBuilder> builder;
   uint64_t number = 0;
+  std::map<uint64_t, uint64_t> refs;  // value-log references of the current output
+  // Values moved out of value logs being collected (c.relocate) go to one new value log.
+  std::unique_ptr<ValueLogWriter> gc_vlog;
+  std::string value_buf, pointer_buf;
   auto finish_output = [&]() -> Status {
     if (!builder) return Status::OK();
     TableProperties props;
@@ -157,6 +162,8 @@ Status DBImpl::RunSubcompaction(ColumnFamilyData* cfd, const CompactionInputs& c
     out.meta.largest_seq = props.max_sequence;
     out.meta.num_entries = props.num_entries;
     out.meta.num_deletions = props.num_deletions;
+    for (const auto& [vlog, bytes] : refs) out.meta.value_log_refs.push_back({vlog, bytes});
+    refs.clear();
     stat_compaction_bytes_written_ += out.meta.file_size;
     outputs->push_back(std::move(out));
     builder.reset();
@@ -167,6 +174,52 @@ Status DBImpl::RunSubcompaction(ColumnFamilyData* cfd, const CompactionInputs& c
       builder->Abandon();
       env_->RemoveFile(KeyLogFileName(dbname_, number));
     }
+    if (gc_vlog) env_->RemoveFile(ValueLogFileName(dbname_, gc_vlog->file_number()));
+  };
+  // For a kept entry: moves its value if it points into a log being collected and counts
+  // the reference; *value is replaced by the rewritten entry value when moved.
+  auto track_pointer = [&](const ParsedInternalKey& ikey, Slice* value) -> Status {
+    if (ikey.type != ValueType::kValuePointer && ikey.type != ValueType::kValuePointerWithExpiry)
+      return Status::OK();
+    const size_t prefix = ikey.type == ValueType::kValuePointerWithExpiry ? 8 : 0;
+    Slice encoded = *value;
+    ValuePointer ptr;
+    if (encoded.size() < prefix)
+      return Status::Corruption("compaction input holds a malformed value pointer");
+    encoded.remove_prefix(prefix);
+    if (!ptr.DecodeFrom(&encoded))
+      return Status::Corruption("compaction input holds a malformed value pointer");
+    if (std::binary_search(c.relocate.begin(), c.relocate.end(), ptr.file_number)) {
+      Status s = table_cache_->GetValue(ptr, /*fill_cache=*/false, &value_buf);
+      if (s.IsCorruption()) {
+        // A damaged record must not stop compaction: leave the pointer (a read of it reports
+        // the damage) and stop collecting that log.
+        unreadable->insert(ptr.file_number);
+        stat_vlog_relocation_errors_++;
+        refs[ptr.file_number] += ptr.size;
+        return Status::OK();
+      }
+      if (!s.ok()) return s;
+      if (!gc_vlog) {
+        uint64_t vnumber;
+        {
+          std::lock_guard<std::mutex> g(mutex_);
+          vnumber = next_file_number_++;
+        }
+        std::unique_ptr<WritableFile> vfile;
+        s = env_->NewWritableFile(ValueLogFileName(dbname_, vnumber), EnvOptions{}, &vfile);
+        if (!s.ok()) return s;
+        gc_vlog = std::make_unique<ValueLogWriter>(std::move(vfile), vnumber, cfd->options.compression);
+      }
+      stat_vlog_relocated_bytes_ += ptr.size;
+      s = gc_vlog->Add(value_buf, &ptr);
+      if (!s.ok()) return s;
+      pointer_buf.assign(value->data(), prefix);
+      ptr.EncodeTo(&pointer_buf);
+      *value = pointer_buf;
+    }
+    refs[ptr.file_number] += ptr.size;
+    return Status::OK();
   };
 
   std::string current_user_key;
@@ -206,13 +259,7 @@ Status DBImpl::RunSubcompaction(ColumnFamilyData* cfd, const CompactionInputs& c
     }
     last_seq_for_key = ikey.sequence;
     if (drop) {
-      dropped++;
-      if (ikey.type == ValueType::kValuePointer || ikey.type == ValueType::kValuePointerWithExpiry) {
-        Slice v = iter->value();
-        if (ikey.type == ValueType::kValuePointerWithExpiry && v.size() >= 8) v.remove_prefix(8);
-        ValuePointer ptr;
-        if (ptr.DecodeFrom(&v)) (*vlog_garbage)[ptr.file_number] += ptr.size;
-      }
+      dropped++;  // a value it points to becomes garbage: no output references it
       continue;
     }
     if (!builder) {
@@ -231,13 +278,22 @@ Status DBImpl::RunSubcompaction(ColumnFamilyData* cfd, const CompactionInputs& c
       AppendInternalKey(&tomb, ikey.user_key, ikey.sequence, ValueType::kDeletion);
       s = builder->Add(tomb, Slice());
     } else {
-      s = builder->Add(iter->key(), iter->value());
+      Slice value = iter->value();
+      s = track_pointer(ikey, &value);
+      if (s.ok()) s = builder->Add(iter->key(), value);
     }
     if (!s.ok()) break;
   }
   if (s.ok()) s = iter->status();
+  // The new value log must be durable before the key logs that point into it are live.
+  if (s.ok() && gc_vlog) s = gc_vlog->Finish();
   if (s.ok()) s = finish_output();
-  if (!s.ok()) abandon();
+  if (!s.ok()) {
+    abandon();
+  } else if (gc_vlog) {
+    relocated->file_number = gc_vlog->file_number();
+    relocated->file_size = gc_vlog->FileSize();
+  }
   stat_compaction_entries_dropped_ += dropped;
   return s;
 }
@@ -263,12 +319,14 @@ Status DBImpl::RunCompactionLocked(std::unique_lock<std::mutex>& l, ColumnFamily
 
   const size_t n = bounds.size() + 1;
   std::vector<std::vector<CompactionOutput>> outputs(n);
-  std::vector<std::map<uint64_t, uint64_t>> garbage(n);
+  std::vector<ValueLogMeta> relocated(n);  // file_number 0: this sub-range moved no value
+  std::vector<std::set<uint64_t>> unreadable(n);
   std::vector<Status> statuses(n);
   auto run = [&](size_t i) {
     const std::string* start = i == 0 ? nullptr : &bounds[i - 1];
     const std::string* end = i + 1 == n ? nullptr : &bounds[i];
-    statuses[i] = RunSubcompaction(cfd, c, *version, smallest_snapshot, start, end, &outputs[i], &garbage[i]);
+    statuses[i] = RunSubcompaction(cfd, c, *version, smallest_snapshot, start, end, &outputs[i],
+                                   &relocated[i], &unreadable[i]);
   };
   std::vector<std::thread> threads;
   for (size_t i = 1; i < n; ++i) threads.emplace_back(run, i);
@@ -281,9 +339,13 @@ Status DBImpl::RunCompactionLocked(std::unique_lock<std::mutex>& l, ColumnFamily
   if (s.ok()) s = env_->SyncDir(dbname_);
 
   l.lock();
+  for (const auto& u : unreadable) cfd->gc_skip.insert(u.begin(), u.end());
   auto remove_outputs = [&] {
     for (const auto& outs : outputs) {
       for (const auto& o : outs) env_->RemoveFile(KeyLogFileName(dbname_, o.meta.file_number));
+    }
+    for (const auto& r : relocated) {
+      if (r.file_number != 0) env_->RemoveFile(ValueLogFileName(dbname_, r.file_number));
     }
   };
   if (s.ok() && cfd->dropped) s = Status::Aborted("column family dropped during compaction");
@@ -291,19 +353,10 @@ Status DBImpl::RunCompactionLocked(std::unique_lock<std::mutex>& l, ColumnFamily
     remove_outputs();
     return s;
   }
+  // The new version: the current one (which may have gained L0 files from flushes
+  // meanwhile) without the inputs, with the outputs and new value logs, and without the
+  // value logs no file references any more. One edit logs all of it.
   VersionEdit edit;
-  for (const auto& f : c.upper) edit.DeleteFile(cfd->id, c.level, f->file_number);
-  for (const auto& f : c.lower) edit.DeleteFile(cfd->id, c.output_level, f->file_number);
-  for (const auto& outs : outputs) {
-    for (const auto& o : outs) edit.AddFile(cfd->id, c.output_level, o.meta);
-  }
-  edit.SetNextFileNumber(next_file_number_);
-  s = LogAndApply(&edit);
-  if (!s.ok()) {
-    remove_outputs();
-    return s;
-  }
-  // Apply to the current version, which may have gained L0 files from flushes meanwhile.
   auto v = std::make_shared<Version>(*cfd->version);
   if (v->levels.size() <= static_cast<size_t>(c.output_level)) v->levels.resize(c.output_level + 1);
   auto remove_inputs = [](std::vector<std::shared_ptr<const FileMetaData>>* files,
@@ -317,17 +370,48 @@ Status DBImpl::RunCompactionLocked(std::unique_lock<std::mutex>& l, ColumnFamily
   };
   remove_inputs(&v->levels[c.level], c.upper);
   remove_inputs(&v->levels[c.output_level], c.lower);
+  for (const auto& f : c.upper) edit.DeleteFile(cfd->id, c.level, f->file_number);
+  for (const auto& f : c.lower) edit.DeleteFile(cfd->id, c.output_level, f->file_number);
   auto& out_level = v->levels[c.output_level];
   for (const auto& outs : outputs) {
-    for (const auto& o : outs) out_level.push_back(TrackFile(o.meta));
+    for (const auto& o : outs) {
+      edit.AddFile(cfd->id, c.output_level, o.meta);
+      out_level.push_back(TrackFile(o.meta));
+    }
   }
   std::sort(out_level.begin(), out_level.end(),
             [](const auto& a, const auto& b) { return CompareInternalKey(a->smallest, b->smallest) < 0; });
+  for (const auto& r : relocated) {
+    if (r.file_number == 0) continue;
+    edit.AddValueLog(cfd->id, r.file_number, r.file_size);
+    v->value_logs.push_back(TrackValueLog(r.file_number, r.file_size));
+  }
+  uint64_t dead_bytes = 0;
+  const std::vector<uint64_t> dead = DeadValueLogs(*v);
+  for (uint64_t number : dead) {
+    edit.DeleteValueLog(cfd->id, number);
+    std::erase_if(v->value_logs, [&](const auto& vl) {
+      if (vl->file_number != number) return false;
+      dead_bytes += vl->file_size;
+      return true;
+    });
+  }
+  edit.SetNextFileNumber(next_file_number_);
+  s = LogAndApply(&edit);
+  if (!s.ok()) {
+    // v was never published: dropping it releases only the outputs (which its deleters
+    // would also remove) and references to files the current version still holds.
+    remove_outputs();
+    return s;
+  }
   cfd->version = std::move(v);
   stat_compactions_++;
+  stat_vlog_files_deleted_ += dead.size();
+  stat_vlog_bytes_deleted_ += dead_bytes;
   compaction_progress_++;
   UpdateL0StatsLocked();
-  // The input files are deleted once the caller drops `c` and readers let go of them.
+  // The input files (and dead value logs) are deleted once the caller drops `c` and
+  // readers let go of them.
   return Status::OK();
 }
 
@@ -361,10 +445,10 @@ Status DBImpl::CompactRange(ColumnFamilyHandle* cf, const Range* range) {
       if (level > deepest) break;
       std::optional<CompactionInputs> c;
       if (level < deepest || level == 0) {
-        c = PickRangeCompaction(*cfd->version, cfd->options, level, start, limit);
+        c = PickRangeCompaction(*cfd->version, cfd->options, level, start, limit, cfd->gc_skip);
       } else if (level == max_levels - 1 || level == deepest) {
         // Bottom level: rewrite in place to drop tombstones and stale versions.
-        c = PickRangeCompaction(*cfd->version, cfd->options, level, start, limit);
+        c = PickRangeCompaction(*cfd->version, cfd->options, level, start, limit, cfd->gc_skip);
         if (c && c->output_level != level) {
           c->output_level = level;
           c->upper.insert(c->upper.end(), c->lower.begin(), c->lower.end());
@@ -395,7 +479,8 @@ Status DBImpl::WaitForBackgroundWork() {
       // Anything left to pick?
       for (auto& [id, cfd] : cfs_) {
         std::vector<std::string> cursors = cfd->compact_cursors;
-        if (!cfd->compacting && PickCompaction(*cfd->version, cfd->options, &cursors)) busy = true;
+        if (!cfd->compacting && PickCompaction(*cfd->version, cfd->options, &cursors, cfd->gc_skip))
+          busy = true;
       }
       if (!busy) return bg_error_.ok() ? compaction_error_ : bg_error_;
       if (!compaction_error_.ok()) return compaction_error_;

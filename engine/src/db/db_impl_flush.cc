@@ -27,6 +27,7 @@ void DBImpl::FlushLoop() {
       continue;
     }
     Status s = FlushOneLocked(l, pick);
+    flush_attempts_++;
     if (s.ok()) {
       bg_error_ = Status::OK();
     } else {
@@ -105,6 +106,9 @@ Status DBImpl::BuildTable(ColumnFamilyData* cfd, MemTable* mem, FileMetaData* me
   meta->largest_seq = props.max_sequence;
   meta->num_entries = props.num_entries;
   meta->num_deletions = props.num_deletions;
+  // Every record of the new value log is referenced by exactly one entry of this table.
+  if (has_large && vlog->FileSize() > kValueLogHeaderSize)
+    meta->value_log_refs.push_back({vnumber, vlog->FileSize() - kValueLogHeaderSize});
   *vlog_number = has_large ? vnumber : 0;
   *vlog_size = has_large ? vlog->FileSize() : 0;
   stat_flush_bytes_ += meta->file_size + *vlog_size;
@@ -206,12 +210,15 @@ Status DBImpl::FlushSlotAndWait(std::shared_ptr<MemTableSlot> slot) {
   });
   if (!s.ok() || !target) return s;
   std::unique_lock<std::mutex> l(mutex_);
+  // An error left by an attempt that ended before this call is stale: the flush thread
+  // retries, so report an error only once an attempt made since then has failed too.
+  const uint64_t attempts = flush_attempts_;
   while (true) {
     bool pending = false;
     for (const auto& e : slot->immutables) pending |= e.mem == target;
     if (!pending) return Status::OK();
     if (shutting_down_) return Status::Aborted("database is closing");
-    if (!bg_error_.ok() && !slot->flush_in_progress) return bg_error_;
+    if (!bg_error_.ok() && !slot->flush_in_progress && flush_attempts_ != attempts) return bg_error_;
     bg_cv_.wait_for(l, std::chrono::milliseconds(100));
   }
 }

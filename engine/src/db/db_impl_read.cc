@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cache/block_cache.h"
+#include "db/compaction_picker.h"
 #include "db/db_impl.h"
 #include "db/db_iter.h"
 #include "db/merging_iterator.h"
@@ -49,13 +50,10 @@ DBImpl::ReadView DBImpl::GetReadView(ColumnFamilyData* cfd) const {
   return ReadView{cfd->slot->view, cfd->version};
 }
 
-ValueFetcher DBImpl::MakeValueFetcher() {
+ValueFetcher DBImpl::MakeValueFetcher(bool fill_cache) {
   TableCache* cache = table_cache_.get();
-  return [cache](const ValuePointer& ptr, std::string* value) -> Status {
-    std::shared_ptr<ValueLogReader> reader;
-    Status s = cache->GetValueLog(ptr.file_number, &reader);
-    if (!s.ok()) return s;
-    return reader->Get(ptr, value);
+  return [cache, fill_cache](const ValuePointer& ptr, std::string* value) -> Status {
+    return cache->GetValue(ptr, fill_cache, value);
   };
 }
 
@@ -90,7 +88,7 @@ Status DBImpl::GetImpl(const ReadOptions& options, ColumnFamilyHandle* cf, Slice
   const SequenceNumber snap = options.snapshot != nullptr ? options.snapshot->sequence()
                                                           : visible_sequence_.load(std::memory_order_acquire);
   const uint64_t now = NowSeconds(env_);
-  const ValueFetcher fetch = MakeValueFetcher();
+  const ValueFetcher fetch = MakeValueFetcher(options.fill_cache);
 
   auto finish = [&](ValueType type, Slice raw) -> Status {
     EntryState state;
@@ -176,7 +174,7 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options, Column
   if (options.lower_bound != nullptr) dbo.lower_bound = std::string(*options.lower_bound);
   if (options.upper_bound != nullptr) dbo.upper_bound = std::string(*options.upper_bound);
   dbo.now_seconds = NowSeconds(env_);
-  dbo.fetch = MakeValueFetcher();
+  dbo.fetch = MakeValueFetcher(options.fill_cache);
 
   std::vector<std::unique_ptr<InternalIterator>> children;
   children.push_back(state->view.mems->active->NewIterator(cf_id));
@@ -310,15 +308,46 @@ bool DBImpl::GetProperty(ColumnFamilyHandle* cf, Slice name, std::string* value)
     return true;
   }
   if (name == "tidesdb.stats") {
-    char buf[1024];
-    std::snprintf(buf, sizeof(buf),
-                  "wal_bytes=%" PRIu64 " wal_syncs=%" PRIu64 " commit_groups=%" PRIu64 " commits=%" PRIu64
-                  " flushes=%" PRIu64 " flush_bytes=%" PRIu64 " stall_micros=%" PRIu64
-                  " last_sequence=%" PRIu64 " column_families=%zu\n",
-                  stat_wal_bytes_.load(), stat_wal_syncs_.load(), stat_commit_groups_.load(),
-                  stat_commits_.load(), stat_flushes_.load(), stat_flush_bytes_.load(),
-                  stat_stall_micros_.load(), visible_sequence_.load(), cfs_.size());
+    char buf[2048];
+    std::snprintf(
+        buf, sizeof(buf),
+        "wal_bytes=%" PRIu64 " wal_syncs=%" PRIu64 " commit_groups=%" PRIu64 " commits=%" PRIu64
+        " flushes=%" PRIu64 " flush_bytes=%" PRIu64 " compactions=%" PRIu64 " compaction_bytes_read=%" PRIu64
+        " compaction_bytes_written=%" PRIu64 " compaction_entries_dropped=%" PRIu64
+        " vlog_relocated_bytes=%" PRIu64 " vlog_files_deleted=%" PRIu64 " vlog_bytes_deleted=%" PRIu64
+        " vlog_relocation_errors=%" PRIu64 " slowdown_micros=%" PRIu64 " stall_micros=%" PRIu64
+        " last_sequence=%" PRIu64 " column_families=%zu\n",
+        stat_wal_bytes_.load(), stat_wal_syncs_.load(), stat_commit_groups_.load(), stat_commits_.load(),
+        stat_flushes_.load(), stat_flush_bytes_.load(), stat_compactions_.load(),
+        stat_compaction_bytes_read_.load(), stat_compaction_bytes_written_.load(),
+        stat_compaction_entries_dropped_.load(), stat_vlog_relocated_bytes_.load(),
+        stat_vlog_files_deleted_.load(), stat_vlog_bytes_deleted_.load(), stat_vlog_relocation_errors_.load(),
+        stat_slowdown_micros_.load(), stat_stall_micros_.load(), visible_sequence_.load(), cfs_.size());
     *value = buf;
+    return true;
+  }
+  if (name == "tidesdb.value-logs") {
+    // One line per value log of the CF, then a total line.
+    std::vector<ValueLogUsage> usages;
+    const bool known = ValueLogUsages(*cfd->version, &usages);
+    std::string out;
+    uint64_t size = 0, live = 0;
+    for (const auto& u : usages) {
+      char line[160];
+      std::snprintf(line, sizeof(line), "#%" PRIu64 " size=%" PRIu64 " live=%" PRIu64 " garbage=%.3f%s\n",
+                    u.file_number, u.file_size, u.live_bytes, u.GarbageRatio(),
+                    cfd->gc_skip.count(u.file_number) != 0 ? " damaged (not collected)" : "");
+      out += line;
+      size += u.file_size;
+      live += u.live_bytes;
+    }
+    if (!known) {
+      for (const auto& vl : cfd->version->value_logs) size += vl->file_size;
+      out += "references unknown (files logged before value-log GC)\n";
+    }
+    out += "total files=" + std::to_string(cfd->version->value_logs.size()) +
+           " size=" + std::to_string(size) + " live=" + std::to_string(live) + "\n";
+    *value = out;
     return true;
   }
   return false;

@@ -3,8 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "tidesdb/env.h"
@@ -295,6 +298,65 @@ TEST_P(DBTest, LargeValuesLiveInTheValueLog) {
   ASSERT_TRUE(it->Valid());
   EXPECT_TRUE(it->value() == big(1));
   EXPECT_EQ(Get("small"), "s");
+}
+
+// Large values are cached in the block cache after the first read (unless the read asks
+// not to fill it), so a hot value does not cost a value-log read each time.
+TEST_P(DBTest, LargeValuesAreServedFromTheBlockCache) {
+  const std::string big(20000, 'v');
+  Put("big", big);
+  Put("cold", big + "c");
+  ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  auto counter = [&](const char* name) {
+    std::string v;
+    EXPECT_TRUE(db_->GetProperty(nullptr, "tidesdb.block-cache", &v));
+    size_t pos = v.find(std::string(name) + "=");
+    return pos == std::string::npos ? uint64_t{0} : std::stoull(v.substr(pos + std::strlen(name) + 1));
+  };
+  EXPECT_EQ(Get("big"), big);
+  const uint64_t hits = counter("hits"), misses = counter("misses");
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(Get("big"), big);
+  // Each read looks up the key log's block and the value: all hits now.
+  EXPECT_EQ(counter("misses"), misses);
+  EXPECT_GE(counter("hits"), hits + 10) << "one hit for the key-log block and one for the value per read";
+  // A read that must not fill the cache leaves the value out of it.
+  ReadOptions no_fill;
+  no_fill.fill_cache = false;
+  std::string v;
+  ASSERT_TRUE(db_->Get(no_fill, db_->DefaultColumnFamily(), "cold", &v).ok());
+  EXPECT_EQ(v, big + "c");
+  const uint64_t misses_before = counter("misses");
+  ASSERT_TRUE(db_->Get(no_fill, db_->DefaultColumnFamily(), "cold", &v).ok());
+  EXPECT_GT(counter("misses"), misses_before) << "the value was cached by a no-fill read";
+}
+
+// A crash can leave files numbered past what the manifest logged (an unfinished compaction's
+// outputs). Open must delete them and never hand their numbers to new files: a stale value
+// log sharing its number with a live key log was once kept forever.
+TEST_P(DBTest, OrphansOfACrashAreDeletedAndTheirNumbersNotReused) {
+  Put("a", std::string(5000, 'a'));
+  ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  Put("b", std::string(5000, 'b'));  // only in the WAL: reopen flushes it
+  db_.reset();
+  std::set<std::string> before;
+  for (auto& e : std::filesystem::directory_iterator(dir_)) before.insert(e.path().filename());
+  for (const char* name : {"/000090.vlog", "/000090.klog", "/000091.vlog"}) {
+    std::ofstream(dir_ + name) << "left by a crash";
+  }
+  Reopen();
+  int created = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir_)) {
+    const std::string name = e.path().filename();
+    EXPECT_NE(name, "000090.vlog");
+    EXPECT_NE(name, "000090.klog");
+    EXPECT_NE(name, "000091.vlog");
+    if (before.count(name) != 0 || name[0] < '0' || name[0] > '9') continue;
+    created++;
+    EXPECT_GT(std::stoull(name), 91u) << name << ": a new file reused an orphan's number range";
+  }
+  EXPECT_GE(created, 2) << "the recovery flush and the new WAL";
+  EXPECT_EQ(Get("a"), std::string(5000, 'a'));
+  EXPECT_EQ(Get("b"), std::string(5000, 'b'));
 }
 
 TEST_P(DBTest, ExpiredEntriesAreInvisible) {

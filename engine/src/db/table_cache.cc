@@ -88,6 +88,23 @@ Status TableCache::GetValueLog(uint64_t file_number, std::shared_ptr<ValueLogRea
   return Status::OK();
 }
 
+Status TableCache::GetValue(const ValuePointer& ptr, bool fill_cache, std::string* value) {
+  if (block_cache_ != nullptr) {
+    if (auto cached = block_cache_->Lookup<std::string>(ptr.file_number, ptr.offset)) {
+      value->assign(*cached);
+      return Status::OK();
+    }
+  }
+  std::shared_ptr<ValueLogReader> reader;
+  Status s = GetValueLog(ptr.file_number, &reader);
+  if (s.ok()) s = reader->Get(ptr, value);
+  if (s.ok() && fill_cache && block_cache_ != nullptr) {
+    auto copy = std::make_shared<const std::string>(*value);
+    block_cache_->Insert(ptr.file_number, ptr.offset, copy, copy->capacity() + sizeof(std::string) + 64);
+  }
+  return s;
+}
+
 void TableCache::Evict(uint64_t file_number) {
   {
     std::lock_guard<std::mutex> l(mu_);

@@ -1,6 +1,11 @@
 // TableCache: open key-log and value-log readers, bounded by Options::max_open_sstables.
 // Readers are shared: an evicted reader stays usable by whoever still holds it, and its
 // file descriptor closes when the last holder lets go.
+//
+// Values read from value logs are kept in the block cache too, keyed by (value-log file
+// number, record offset): a hot large value then costs a memory copy instead of a pread, a
+// checksum and maybe a decompression. The block cache's contract holds: a value-log number
+// is never a key-log number, and all entries under it are values (std::string).
 #pragma once
 
 #include <cstdint>
@@ -10,6 +15,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "db/dbformat.h"
 #include "tidesdb/env.h"
 #include "tidesdb/status.h"
 
@@ -26,6 +32,9 @@ class TableCache {
 
   Status GetTable(uint64_t file_number, uint64_t file_size, std::shared_ptr<TableReader>* table);
   Status GetValueLog(uint64_t file_number, std::shared_ptr<ValueLogReader>* vlog);
+  // The value ptr points at, from the block cache or read (and verified) from its value
+  // log; a read value is cached when fill_cache is set.
+  Status GetValue(const ValuePointer& ptr, bool fill_cache, std::string* value);
   // Forgets a deleted file (and its cached blocks).
   void Evict(uint64_t file_number);
   size_t size() const;

@@ -26,6 +26,7 @@ enum Tag : uint32_t {
   kNewValueLog = 9,
   kDeletedValueLog = 10,
   kMaxColumnFamily = 11,
+  kNewFileWithValueLogRefs = 12,
 };
 
 // Calls f(tag, name, field) for every field of ColumnFamilyOptions; the one list behind
@@ -177,7 +178,8 @@ bool GetInternalKey(Slice* input, std::string* key) {
 void EncodeColumnFamilyOptions(const ColumnFamilyOptions& options, std::string* dst) {
   // Does not compile once ColumnFamilyOptions gains or loses a field: a new option must be
   // added to ForEachOption (with a new tag) or it would silently not be persisted.
-  [[maybe_unused]] const auto& [f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17] = options;
+  [[maybe_unused]] const auto& [f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17] =
+      options;
   ForEachOption(options, [dst](uint32_t tag, const char*, const auto& value) {
     PutVarint32(dst, tag);
     EncodeOptionValue(value, dst);
@@ -240,7 +242,7 @@ void VersionEdit::EncodeTo(std::string* dst) const {
     PutVarint64(dst, f.sequence);
   }
   for (const NewFile& f : new_files_) {
-    PutVarint32(dst, kNewFile);
+    PutVarint32(dst, f.meta.value_log_refs_known ? kNewFileWithValueLogRefs : kNewFile);
     PutVarint32(dst, f.cf_id);
     PutVarint32(dst, static_cast<uint32_t>(f.level));
     PutVarint64(dst, f.meta.file_number);
@@ -251,6 +253,13 @@ void VersionEdit::EncodeTo(std::string* dst) const {
     PutVarint64(dst, f.meta.largest_seq);
     PutVarint64(dst, f.meta.num_entries);
     PutVarint64(dst, f.meta.num_deletions);
+    if (f.meta.value_log_refs_known) {
+      PutVarint32(dst, static_cast<uint32_t>(f.meta.value_log_refs.size()));
+      for (const auto& ref : f.meta.value_log_refs) {
+        PutVarint64(dst, ref.file_number);
+        PutVarint64(dst, ref.bytes);
+      }
+    }
   }
   for (const DeletedFile& f : deleted_files_) {
     PutVarint32(dst, kDeletedFile);
@@ -334,7 +343,8 @@ Status VersionEdit::DecodeFrom(Slice src) {
         e.flushed_sequences_.push_back(f);
         break;
       }
-      case kNewFile: {
+      case kNewFile:
+      case kNewFileWithValueLogRefs: {
         NewFile f;
         FileMetaData& m = f.meta;
         if (!GetVarint32(&input, &f.cf_id) || !GetLevel(&input, &f.level) ||
@@ -347,6 +357,23 @@ Status VersionEdit::DecodeFrom(Slice src) {
         if (CompareInternalKey(m.smallest, m.largest) > 0 || m.smallest_seq > m.largest_seq ||
             m.num_deletions > m.num_entries) {
           return Corrupt("new file with inconsistent metadata");
+        }
+        m.value_log_refs_known = tag == kNewFileWithValueLogRefs;
+        if (m.value_log_refs_known) {
+          uint32_t n;
+          // Each pair takes at least two bytes: a count beyond that is corrupt, not a reason
+          // to reserve memory.
+          if (!GetVarint32(&input, &n) || n > input.size() / 2) return Corrupt("bad value-log references");
+          m.value_log_refs.reserve(n);
+          for (uint32_t i = 0; i < n; ++i) {
+            FileMetaData::ValueLogRef ref;
+            if (!GetVarint64(&input, &ref.file_number) || !GetVarint64(&input, &ref.bytes) ||
+                ref.bytes == 0 ||
+                (!m.value_log_refs.empty() && ref.file_number <= m.value_log_refs.back().file_number)) {
+              return Corrupt("bad value-log references");
+            }
+            m.value_log_refs.push_back(ref);
+          }
         }
         e.new_files_.push_back(std::move(f));
         break;
@@ -425,6 +452,15 @@ std::string VersionEdit::DebugString() const {
     AppendNumber(&r, " .. ", f.meta.largest_seq);
     AppendNumber(&r, "] entries ", f.meta.num_entries);
     AppendNumber(&r, " deletions ", f.meta.num_deletions);
+    if (!f.meta.value_log_refs_known) {
+      r += " vlog-refs unknown";
+    } else if (!f.meta.value_log_refs.empty()) {
+      r += " vlog-refs";
+      for (const auto& ref : f.meta.value_log_refs) {
+        AppendNumber(&r, " #", ref.file_number);
+        AppendNumber(&r, ":", ref.bytes);
+      }
+    }
     r += '\n';
   }
   for (const DeletedFile& f : deleted_files_) {

@@ -28,6 +28,12 @@
 //   10   deleted value-log    varint32 cf_id, varint64 file_number
 //   11   max_column_family    varint64   highest CF id ever assigned (ids are never reused,
 //                             so WAL entries of a dropped CF can never reach a new one)
+//   12   new key-log file     the payload of tag 7, then varint32 n and n pairs (varint64
+//        with value-log refs  value-log file_number, varint64 bytes): the value logs the
+//                             file's pointers point into and the bytes of the records they
+//                             point at, file numbers strictly ascending, bytes > 0. Written
+//                             for every new file since value-log GC; a file logged with tag
+//                             7 has unknown references (FileMetaData::value_log_refs_known).
 //
 // Fields 1-3 and 11 appear at most once (a repeat is corruption); the others may repeat and keep
 // their order within their kind. Decoding also checks the invariants of a new key-log file
@@ -73,6 +79,17 @@ struct FileMetaData {
   SequenceNumber largest_seq = 0;
   uint64_t num_entries = 0;    // entries of every type, tombstones included
   uint64_t num_deletions = 0;  // tombstones
+  // The value logs this file points into, ascending by file number, each with the bytes of
+  // the records this file's pointers reference (the sum of their ValuePointer::size). The
+  // live bytes of a value log are the sum over all files; a value log no file references
+  // is dead. False only for files logged before references were recorded (tag 7).
+  struct ValueLogRef {
+    uint64_t file_number = 0;
+    uint64_t bytes = 0;
+    bool operator==(const ValueLogRef&) const = default;
+  };
+  std::vector<ValueLogRef> value_log_refs;
+  bool value_log_refs_known = true;
 
   bool operator==(const FileMetaData&) const = default;
 };

@@ -91,6 +91,7 @@ FileMetaData SampleFile(uint64_t number) {
   f.largest_seq = kMaxSequence;
   f.num_entries = 1000;
   f.num_deletions = 10;
+  f.value_log_refs = {{2, 1}, {12, 1 << 30}, {UINT64_MAX, UINT64_MAX}};
   return f;
 }
 
@@ -109,6 +110,13 @@ VersionEdit FullEdit() {
   e.SetFlushedSequence(8, 0);
   e.AddFile(7, 0, SampleFile(11));
   e.AddFile(7, VersionEdit::kMaxLevelLimit - 1, SampleFile(UINT64_MAX));
+  FileMetaData legacy = SampleFile(13);
+  legacy.value_log_refs.clear();
+  legacy.value_log_refs_known = false;
+  e.AddFile(7, 2, legacy);
+  FileMetaData no_refs = SampleFile(14);
+  no_refs.value_log_refs.clear();
+  e.AddFile(7, 2, no_refs);
   e.DeleteFile(7, 1, 5);
   e.DeleteFile(2, 6, 6);
   e.AddValueLog(7, 12, 1 << 30);
@@ -206,6 +214,13 @@ TEST(VersionEdit, DebugString) {
   f.num_entries = 2;
   f.num_deletions = 1;
   e.AddFile(3, 1, f);
+  f.file_number = 11;
+  f.value_log_refs = {{4, 100}, {10, 2000}};
+  e.AddFile(3, 1, f);
+  f.file_number = 12;
+  f.value_log_refs.clear();
+  f.value_log_refs_known = false;
+  e.AddFile(3, 1, f);
   e.DeleteFile(3, 0, 8);
   e.AddValueLog(3, 10, 4096);
   e.DeleteValueLog(3, 4);
@@ -225,6 +240,10 @@ TEST(VersionEdit, DebugString) {
             "  flushed_sequence: cf 3 seq 99\n"
             "  new_file: cf 3 level 1 #9 size 2048 keys ['a\\x01' @ 7 : 1 .. 'b' @ 5 : 0] seqs [5 .. 7] "
             "entries 2 deletions 1\n"
+            "  new_file: cf 3 level 1 #11 size 2048 keys ['a\\x01' @ 7 : 1 .. 'b' @ 5 : 0] seqs [5 .. 7] "
+            "entries 2 deletions 1 vlog-refs #4:100 #10:2000\n"
+            "  new_file: cf 3 level 1 #12 size 2048 keys ['a\\x01' @ 7 : 1 .. 'b' @ 5 : 0] seqs [5 .. 7] "
+            "entries 2 deletions 1 vlog-refs unknown\n"
             "  deleted_file: cf 3 level 0 #8\n"
             "  new_value_log: cf 3 #10 size 4096\n"
             "  deleted_value_log: cf 3 #4\n"
@@ -246,7 +265,7 @@ TEST(VersionEdit, EveryTruncationIsCorruption) {
 }
 
 TEST(VersionEdit, UnknownTagIsCorruption) {
-  for (uint32_t tag : {12u, 13u, 127u, 128u, 100000u, UINT32_MAX}) {
+  for (uint32_t tag : {13u, 14u, 127u, 128u, 100000u, UINT32_MAX}) {
     std::string s = Encode(FullEdit());
     s.pop_back();  // the end tag
     PutVarint32(&s, tag);
@@ -306,6 +325,18 @@ TEST(VersionEdit, MalformedRecordsAreCorruption) {
   f = SampleFile(1);
   f.num_deletions = f.num_entries + 1;
   expect_corrupt(new_file_record(0, f), "more deletions than entries");
+  f = SampleFile(1);
+  f.value_log_refs = {{5, 10}, {5, 10}};
+  expect_corrupt(new_file_record(0, f), "value-log references not ascending");
+  f.value_log_refs = {{5, 10}, {4, 10}};
+  expect_corrupt(new_file_record(0, f), "value-log references descending");
+  f.value_log_refs = {{5, 0}};
+  expect_corrupt(new_file_record(0, f), "value-log reference of zero bytes");
+  f.value_log_refs = {{5, 10}};
+  std::string huge_count = new_file_record(0, f);
+  // The count is the byte before the pair (5, 10) and the end tag: claim 2^28 pairs.
+  huge_count.replace(huge_count.size() - 4, 1, "\x80\x80\x80\x80\x01"s);
+  expect_corrupt(huge_count, "value-log reference count beyond the record");
 
   VersionEdit del;
   del.DeleteFile(1, VersionEdit::kMaxLevelLimit, 3);
