@@ -46,6 +46,10 @@ class WritableFile {
   virtual Status Flush() = 0;
   // Makes appended bytes durable (fdatasync). Implies Flush().
   virtual Status Sync() = 0;
+  // Asks the operating system to start writing [offset, offset + nbytes) to the device
+  // without waiting, so that a later Sync has less to do. No durability promise of its
+  // own; the default does nothing.
+  virtual Status StartWriteback(uint64_t offset, uint64_t nbytes) { return Status::OK(); }
   virtual Status Close() = 0;
   // Bytes appended so far; for a file from NewAppendableFile, its size at open plus the
   // bytes appended since (so Size() is the file offset the next Append writes at).
@@ -72,8 +76,7 @@ class Env {
   static Env* Default();
 
   virtual Status NewSequentialFile(const std::string& fname, std::unique_ptr<SequentialFile>* result) = 0;
-  virtual Status NewRandomAccessFile(const std::string& fname,
-                                     std::unique_ptr<RandomAccessFile>* result) = 0;
+  virtual Status NewRandomAccessFile(const std::string& fname, std::unique_ptr<RandomAccessFile>* result) = 0;
   // Creates or truncates fname.
   virtual Status NewWritableFile(const std::string& fname, const EnvOptions& options,
                                  std::unique_ptr<WritableFile>* result) = 0;
@@ -85,8 +88,8 @@ class Env {
   // Names (not paths) of the entries in dir, without "." and "..".
   virtual Status GetChildren(const std::string& dir, std::vector<std::string>* result) = 0;
   virtual Status RemoveFile(const std::string& fname) = 0;
-  virtual Status CreateDir(const std::string& dirname) = 0;       // OK if it exists
-  virtual Status RemoveDir(const std::string& dirname) = 0;       // must be empty
+  virtual Status CreateDir(const std::string& dirname) = 0;  // OK if it exists
+  virtual Status RemoveDir(const std::string& dirname) = 0;  // must be empty
   virtual Status GetFileSize(const std::string& fname, uint64_t* size) = 0;
   // Atomically replaces target with src (rename(2)).
   virtual Status RenameFile(const std::string& src, const std::string& target) = 0;

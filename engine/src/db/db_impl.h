@@ -119,6 +119,8 @@ class DBImpl final : public DB {
 
  private:
   struct Writer;
+  // Marks w ready and notifies it (write_mu_ held).
+  static void Wake(Writer* w);
   class SnapshotImpl;
 
   // --- db_impl.cc

@@ -171,6 +171,13 @@ class PosixWritableFile final : public WritableFile {
     return s;
   }
 
+  Status StartWriteback(uint64_t offset, uint64_t nbytes) override {
+    if (fd_ < 0) return Status::IOError(fname_, "writeback after close");
+    // Advisory: an error here (e.g. a filesystem without support) changes nothing.
+    (void)::sync_file_range(fd_, static_cast<off_t>(offset), static_cast<off_t>(nbytes),
+                            SYNC_FILE_RANGE_WRITE);
+    return Status::OK();
+  }
   uint64_t Size() const override { return size_; }
 
  private:

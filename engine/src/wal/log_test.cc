@@ -43,8 +43,14 @@ class CountingFile final : public WritableFile {
   }
   Status Flush() override { return base_->Flush(); }
   Status Sync() override { return base_->Sync(); }
+  Status StartWriteback(uint64_t offset, uint64_t nbytes) override {
+    writebacks.emplace_back(offset, nbytes);
+    return base_->StartWriteback(offset, nbytes);
+  }
   Status Close() override { return base_->Close(); }
   uint64_t Size() const override { return base_->Size(); }
+
+  std::vector<std::pair<uint64_t, uint64_t>> writebacks;
 
  private:
   std::unique_ptr<WritableFile> base_;
@@ -409,6 +415,38 @@ TEST_F(LogTest, ReadRecordBeforeHeaderIsAnError) {
   std::string payload;
   bool eof;
   EXPECT_TRUE(reader->ReadRecord(&type, &payload, &eof).IsInvalidArgument());
+}
+
+TEST_F(LogTest, WritebackCoversEachAppendedRangeOnceItIsBigEnough) {
+  int appends = 0;
+  std::unique_ptr<WritableFile> file;
+  EnvOptions options;
+  options.buffered_writes = false;
+  ASSERT_TRUE(Env::Default()->NewWritableFile(path_, options, &file).ok());
+  auto counting = std::make_unique<CountingFile>(std::move(file), &appends);
+  CountingFile* f = counting.get();
+  LogWriter writer(std::move(counting), LogKind::kWal, 3);
+  const std::string payload(1000, 'p');
+  ASSERT_TRUE(writer.AddRecord(1, payload).ok());
+  writer.StartWriteback(4096);
+  EXPECT_TRUE(f->writebacks.empty()) << "less than min_bytes appended";
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(writer.AddRecord(1, payload).ok());
+  writer.StartWriteback(4096);
+  ASSERT_EQ(f->writebacks.size(), 1u);
+  EXPECT_EQ(f->writebacks[0], std::make_pair(uint64_t{0}, writer.size()));
+  const uint64_t first_end = writer.size();
+  writer.StartWriteback(1);
+  EXPECT_EQ(f->writebacks.size(), 1u) << "nothing new since the last call";
+  ASSERT_TRUE(writer.AddRecord(1, payload).ok());
+  writer.StartWriteback(1);
+  ASSERT_EQ(f->writebacks.size(), 2u);
+  EXPECT_EQ(f->writebacks[1], std::make_pair(first_end, writer.size() - first_end));
+  ASSERT_TRUE(writer.Close().ok());
+  writer.StartWriteback(1);  // after Close: ignored
+  EXPECT_EQ(f->writebacks.size(), 2u);
+  ReadResult r = ReadLog(path_);
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(r.recs.size(), 7u);
 }
 
 TEST_F(LogTest, AddRecordsIsOneAppend) {

@@ -109,6 +109,12 @@ Status LogWriter::Sync() {
   return s;
 }
 
+void LogWriter::StartWriteback(uint64_t min_bytes) {
+  if (closed_ || !error_.ok() || size_ < writeback_offset_ + min_bytes) return;
+  file_->StartWriteback(writeback_offset_, size_ - writeback_offset_);
+  writeback_offset_ = size_;
+}
+
 Status LogWriter::Close() {
   if (closed_) return error_;
   Status s;

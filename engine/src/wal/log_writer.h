@@ -54,6 +54,10 @@ class LogWriter {
 
   // Makes everything appended so far durable (WritableFile::Sync).
   Status Sync();
+  // Starts writeback of what was appended since the last call, once that is at least
+  // min_bytes (WritableFile::StartWriteback), so a Sync later (at WAL rotation even in
+  // SyncMode::kNone) waits for little. Promises nothing about durability.
+  void StartWriteback(uint64_t min_bytes);
   // Writes a pending header, flushes and closes the file. Idempotent. Returns the sticky
   // error, if any, after closing.
   Status Close();
@@ -77,6 +81,7 @@ class LogWriter {
   bool header_pending_;
   bool closed_ = false;
   uint64_t size_;
+  uint64_t writeback_offset_ = 0;  // StartWriteback has covered [0, writeback_offset_)
   Status error_;
   std::string buf_;  // frames of the current Append; reused between calls
 };
