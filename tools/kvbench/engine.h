@@ -36,6 +36,7 @@ struct EngineConfig {
   Sync sync = Sync::kNone;
   bool unified_memtable = true;       // TidesDB only
   size_t value_threshold = 1024;      // TidesDB value log; RocksDB blob files if rocksdb_blob_files
+  double vlog_gc_threshold = 0.5;     // TidesDB only: value_log_gc_threshold
   bool rocksdb_blob_files = false;    // RocksDB only: integrated BlobDB with min_blob_size
   int background_threads = 2;         // TidesDB flush threads = compaction threads; RocksDB jobs = 2x
   TxnMode txn_mode = TxnMode::kNone;  // set by the workload (txn_*); kNone = plain DB

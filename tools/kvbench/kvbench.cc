@@ -80,6 +80,8 @@ Engine configuration (both engines; docs/BENCHMARKS.md has the exact mapping)
   --bg_threads=N        TidesDB flush + compaction threads; RocksDB jobs 2N [2]
   --unified_memtable=0|1  TidesDB only                                    [1]
   --value_threshold=BYTES TidesDB value-log threshold (and RocksDB blob size) [1024]
+  --vlog_gc_threshold=F  TidesDB value_log_gc_threshold: garbage ratio that gets a value
+                         log collected; 0 or 1 = no relocation                [0.5]
   --rocksdb_blob_files=0|1 RocksDB integrated BlobDB for values >= threshold [0]
 
 Harness
@@ -212,6 +214,8 @@ std::string ParseFlags(int argc, char** argv, Flags* flags) {
       ok = boolean(&e.unified_memtable);
     } else if (name == "value_threshold") {
       ok = unsigned_flag(&e.value_threshold);
+    } else if (name == "vlog_gc_threshold") {
+      ok = ParseDouble(v, &e.vlog_gc_threshold) && e.vlog_gc_threshold >= 0 && e.vlog_gc_threshold <= 1;
     } else if (name == "rocksdb_blob_files") {
       ok = boolean(&e.rocksdb_blob_files);
     } else if (name == "dir") {
@@ -281,10 +285,12 @@ void PrintHeader(const Flags& f, bool rocksdb_requested) {
       b.threads, b.batch_size, b.duration, static_cast<unsigned long long>(b.seed), b.verify ? 1 : 0);
   std::printf(
       "config: sync=%s compression=%s cache=%gMB cold_cache=%gMB write_buffer=%gMB block=%zuB bloom=%d "
-      "bits/key bg_threads=%d unified_memtable=%d value_threshold=%zu rocksdb_blob_files=%d\n",
+      "bits/key bg_threads=%d unified_memtable=%d value_threshold=%zu vlog_gc_threshold=%g "
+      "rocksdb_blob_files=%d\n",
       e.sync == Sync::kFull ? "full" : "none", CompressionName(e.compression), Mb(e.block_cache_bytes),
       Mb(b.cold_cache_bytes), Mb(e.write_buffer_bytes), e.block_size, e.bloom_bits_per_key,
-      e.background_threads, e.unified_memtable ? 1 : 0, e.value_threshold, e.rocksdb_blob_files ? 1 : 0);
+      e.background_threads, e.unified_memtable ? 1 : 0, e.value_threshold, e.vlog_gc_threshold,
+      e.rocksdb_blob_files ? 1 : 0);
   bool any_txn = false;
   for (const std::string& w : f.workloads) any_txn = any_txn || FindWorkload(w)->txn;
   if (any_txn) {

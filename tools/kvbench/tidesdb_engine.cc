@@ -115,6 +115,7 @@ class TidesdbEngine final : public KvEngine {
     cf.bloom_fpr =
         config.bloom_bits_per_key > 0 ? 0.01 * std::pow(0.6185, config.bloom_bits_per_key - 10) : 0.0;
     cf.value_threshold = config.value_threshold;
+    cf.value_log_gc_threshold = config.vlog_gc_threshold;
     cf.compression = ToTidesdb(config.compression);
     write_options_.sync_mode = options.sync_mode;
     tidesdb::Status s;
