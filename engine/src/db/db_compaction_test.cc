@@ -159,6 +159,32 @@ TEST_F(CompactionTest, SnapshotsKeepTheVersionsTheyNeed) {
   EXPECT_EQ(e.keys, 1u);
 }
 
+// Only the versions some snapshot (or the present) sees survive, also between snapshots.
+TEST_F(CompactionTest, VersionsBetweenSnapshotsThatNoneSeesAreDropped) {
+  ASSERT_TRUE(db_->Put(WriteOptions(), cf(), "k", "a").ok());
+  const Snapshot* s1 = db_->GetSnapshot();
+  ASSERT_TRUE(db_->Put(WriteOptions(), cf(), "k", "b").ok());
+  ASSERT_TRUE(db_->Put(WriteOptions(), cf(), "k", "c").ok());
+  const Snapshot* s2 = db_->GetSnapshot();
+  ASSERT_TRUE(db_->Put(WriteOptions(), cf(), "k", "d").ok());
+  ASSERT_TRUE(db_->Put(WriteOptions(), cf(), "k", "e").ok());
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  RangeEstimate e = db_->EstimateRange(cf(), Range{"", ""});
+  EXPECT_EQ(e.keys, 3u) << "a (s1), c (s2) and e (now); b and d are seen by nobody";
+  ReadOptions r1, r2;
+  r1.snapshot = s1;
+  r2.snapshot = s2;
+  std::string v;
+  ASSERT_TRUE(db_->Get(r1, cf(), "k", &v).ok());
+  EXPECT_EQ(v, "a");
+  ASSERT_TRUE(db_->Get(r2, cf(), "k", &v).ok());
+  EXPECT_EQ(v, "c");
+  ASSERT_TRUE(db_->Get(ReadOptions(), cf(), "k", &v).ok());
+  EXPECT_EQ(v, "e");
+  db_->ReleaseSnapshot(s1);
+  db_->ReleaseSnapshot(s2);
+}
+
 TEST_F(CompactionTest, ExpiredEntriesAreDropped) {
   WriteBatch b;
   for (int i = 0; i < 500; ++i) b.PutWithExpiry(cf(), Key(i), "v", 1);  // long expired

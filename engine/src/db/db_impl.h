@@ -168,8 +168,10 @@ class DBImpl final : public DB {
   // --- db_impl_flush.cc
   void FlushLoop();
   Status FlushOneLocked(std::unique_lock<std::mutex>& lock, MemTableSlot* slot);
-  Status BuildTable(ColumnFamilyData* cfd, MemTable* mem, FileMetaData* meta, uint64_t* vlog_number,
-                    uint64_t* vlog_size);
+  // Writes mem's entries of cfd as one SSTable (and value log), leaving out versions
+  // no registered snapshot can see (ShadowedVersionFilter; snapshots ascending).
+  Status BuildTable(ColumnFamilyData* cfd, MemTable* mem, const std::vector<SequenceNumber>& snapshots,
+                    FileMetaData* meta, uint64_t* vlog_number, uint64_t* vlog_size);
   void MaybeScheduleFlushLocked();
   Status FlushSlotAndWait(std::shared_ptr<MemTableSlot> slot);
 
@@ -179,9 +181,9 @@ class DBImpl final : public DB {
   Status RunCompactionLocked(std::unique_lock<std::mutex>& lock, ColumnFamilyData* cfd,
                              const struct CompactionInputs& c);
   Status RunSubcompaction(ColumnFamilyData* cfd, const struct CompactionInputs& c, const Version& version,
-                          SequenceNumber smallest_snapshot, const std::string* start, const std::string* end,
-                          std::vector<CompactionOutput>* outputs, ValueLogMeta* relocated,
-                          std::set<uint64_t>* unreadable);
+                          const std::vector<SequenceNumber>& snapshots, const std::string* start,
+                          const std::string* end, std::vector<CompactionOutput>* outputs,
+                          ValueLogMeta* relocated, std::set<uint64_t>* unreadable);
   void UpdateL0StatsLocked();
   // Write back-pressure from L0 and memory; may sleep or wait (mutex_ held via lock).
   Status ThrottleForCompactionLocked(std::unique_lock<std::mutex>& lock);
@@ -263,7 +265,7 @@ class DBImpl final : public DB {
       stat_flushes_{0}, stat_flush_bytes_{0}, stat_stall_micros_{0}, stat_slowdown_micros_{0},
       stat_compactions_{0}, stat_compaction_bytes_read_{0}, stat_compaction_bytes_written_{0},
       stat_compaction_entries_dropped_{0}, stat_vlog_relocated_bytes_{0}, stat_vlog_files_deleted_{0},
-      stat_vlog_bytes_deleted_{0}, stat_vlog_relocation_errors_{0};
+      stat_vlog_bytes_deleted_{0}, stat_vlog_relocation_errors_{0}, stat_flush_entries_dropped_{0};
   // Point reads answered per source: [0] memtables, [1 + L] level L; [kMaxReadLevels] not found.
   static constexpr int kMaxReadLevels = 9;
   std::array<std::atomic<uint64_t>, kMaxReadLevels + 1> stat_reads_{};

@@ -118,7 +118,7 @@ void DBImpl::CompactionLoop() {
 }
 
 Status DBImpl::RunSubcompaction(ColumnFamilyData* cfd, const CompactionInputs& c, const Version& version,
-                                SequenceNumber smallest_snapshot, const std::string* start,
+                                const std::vector<SequenceNumber>& snapshots, const std::string* start,
                                 const std::string* end, std::vector<CompactionOutput>* outputs,
                                 ValueLogMeta* relocated, std::set<uint64_t>* unreadable) {
   std::vector<std::shared_ptr<TableReader>> tables;
@@ -224,7 +224,10 @@ Status DBImpl::RunSubcompaction(ColumnFamilyData* cfd, const CompactionInputs& c
 
   std::string current_user_key;
   bool has_current = false;
-  SequenceNumber last_seq_for_key = kMaxSequence + 1;  // "no newer entry of this key yet"
+  // Oldest sequence a reader may read at: registered snapshots, else the newest.
+  const SequenceNumber smallest_snapshot =
+      snapshots.empty() ? visible_sequence_.load(std::memory_order_acquire) : snapshots.front();
+  ShadowedVersionFilter shadow(snapshots);
   Status s;
   uint64_t dropped = 0;
   for (; iter->Valid(); iter->Next()) {
@@ -247,17 +250,15 @@ Status DBImpl::RunSubcompaction(ColumnFamilyData* cfd, const CompactionInputs& c
       }
       current_user_key.assign(ikey.user_key.data(), ikey.user_key.size());
       has_current = true;
-      last_seq_for_key = kMaxSequence + 1;
     }
     bool drop = false;
     const bool deleted = EntryIsDeleted(ikey.type, iter->value(), now);
-    if (last_seq_for_key <= smallest_snapshot) {
+    if (shadow.Shadowed(ikey)) {
       drop = true;  // a newer entry of this key is visible to every reader
     } else if (deleted && ikey.sequence <= smallest_snapshot &&
                !KeyMayExistBelow(version, c.output_level, ikey.user_key)) {
       drop = true;  // a tombstone (or expired entry) with nothing left to hide
     }
-    last_seq_for_key = ikey.sequence;
     if (drop) {
       dropped++;  // a value it points to becomes garbage: no output references it
       continue;
@@ -300,8 +301,8 @@ Status DBImpl::RunSubcompaction(ColumnFamilyData* cfd, const CompactionInputs& c
 
 Status DBImpl::RunCompactionLocked(std::unique_lock<std::mutex>& l, ColumnFamilyData* cfd,
                                    const CompactionInputs& c) {
-  const SequenceNumber smallest_snapshot =
-      snapshots_.empty() ? visible_sequence_.load(std::memory_order_acquire) : *snapshots_.begin();
+  // A snapshot registered later reads at a sequence at least as new as every input entry.
+  const std::vector<SequenceNumber> snapshots(snapshots_.begin(), snapshots_.end());
   std::shared_ptr<const Version> version = cfd->version;
   uint64_t input_bytes = LevelBytes(c.upper) + LevelBytes(c.lower);
   // Large compactions run as parallel sub-ranges split at the lower level's file boundaries.
@@ -325,8 +326,8 @@ Status DBImpl::RunCompactionLocked(std::unique_lock<std::mutex>& l, ColumnFamily
   auto run = [&](size_t i) {
     const std::string* start = i == 0 ? nullptr : &bounds[i - 1];
     const std::string* end = i + 1 == n ? nullptr : &bounds[i];
-    statuses[i] = RunSubcompaction(cfd, c, *version, smallest_snapshot, start, end, &outputs[i],
-                                   &relocated[i], &unreadable[i]);
+    statuses[i] =
+        RunSubcompaction(cfd, c, *version, snapshots, start, end, &outputs[i], &relocated[i], &unreadable[i]);
   };
   std::vector<std::thread> threads;
   for (size_t i = 1; i < n; ++i) threads.emplace_back(run, i);

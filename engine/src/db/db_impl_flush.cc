@@ -41,8 +41,8 @@ void DBImpl::FlushLoop() {
   }
 }
 
-Status DBImpl::BuildTable(ColumnFamilyData* cfd, MemTable* mem, FileMetaData* meta, uint64_t* vlog_number,
-                          uint64_t* vlog_size) {
+Status DBImpl::BuildTable(ColumnFamilyData* cfd, MemTable* mem, const std::vector<SequenceNumber>& snapshots,
+                          FileMetaData* meta, uint64_t* vlog_number, uint64_t* vlog_size) {
   uint64_t number, vnumber;
   {
     std::lock_guard<std::mutex> l(mutex_);
@@ -50,11 +50,15 @@ Status DBImpl::BuildTable(ColumnFamilyData* cfd, MemTable* mem, FileMetaData* me
     vnumber = next_file_number_++;
   }
   std::unique_ptr<InternalIterator> iter = mem->NewIterator(cfd->id);
-  // Large values go to a value log; open one only if this memtable has any.
+  // Versions overwritten within this memtable that no snapshot can see are not written
+  // (their large values never reach a value log). Large values go to a value log; open one
+  // only if a kept entry has one.
   bool has_large = false;
+  ShadowedVersionFilter scan_filter(snapshots);
   for (iter->SeekToFirst(); iter->Valid() && !has_large; iter->Next()) {
     ParsedInternalKey ikey;
     if (!ParseInternalKey(iter->key(), &ikey)) return Status::Corruption("memtable holds a malformed key");
+    if (scan_filter.Shadowed(ikey)) continue;
     size_t len = iter->value().size();
     if (ikey.type == ValueType::kValueWithExpiry) len -= std::min<size_t>(len, 8);
     has_large = (ikey.type == ValueType::kValue || ikey.type == ValueType::kValueWithExpiry) &&
@@ -82,8 +86,19 @@ Status DBImpl::BuildTable(ColumnFamilyData* cfd, MemTable* mem, FileMetaData* me
     return s;
   }
   TableBuilder builder(cfd->options, cfd->id, std::move(file), vlog.get());
-  for (iter->SeekToFirst(); iter->Valid() && s.ok(); iter->Next())
-    s = builder.Add(iter->key(), iter->value());
+  ShadowedVersionFilter filter(snapshots);
+  uint64_t dropped = 0;
+  for (iter->SeekToFirst(); iter->Valid() && s.ok(); iter->Next()) {
+    ParsedInternalKey ikey;
+    if (!ParseInternalKey(iter->key(), &ikey)) {
+      s = Status::Corruption("memtable holds a malformed key");
+    } else if (filter.Shadowed(ikey)) {
+      dropped++;
+    } else {
+      s = builder.Add(iter->key(), iter->value());
+    }
+  }
+  stat_flush_entries_dropped_ += dropped;
   if (s.ok()) s = iter->status();
   // The value log must be durable before a key log that points into it.
   if (s.ok() && vlog) s = vlog->Finish();
@@ -132,10 +147,13 @@ Status DBImpl::FlushOneLocked(std::unique_lock<std::mutex>& l, MemTableSlot* slo
   };
   std::vector<Output> outputs;
   Status s;
+  // Snapshots taken after this point see at least the memtable's last sequence, so they
+  // never need a version it overwrote.
+  const std::vector<SequenceNumber> snapshots(snapshots_.begin(), snapshots_.end());
   l.unlock();
   for (ColumnFamilyData* cfd : cfds) {
     Output out{cfd, {}, 0, 0};
-    s = BuildTable(cfd, entry.mem.get(), &out.meta, &out.vlog_number, &out.vlog_size);
+    s = BuildTable(cfd, entry.mem.get(), snapshots, &out.meta, &out.vlog_number, &out.vlog_size);
     if (!s.ok()) break;
     outputs.push_back(std::move(out));
   }

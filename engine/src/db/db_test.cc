@@ -300,6 +300,41 @@ TEST_P(DBTest, LargeValuesLiveInTheValueLog) {
   EXPECT_EQ(Get("small"), "s");
 }
 
+// A flush writes only the versions some reader can still see: overwrites inside one
+// memtable leave one version per key, plus what registered snapshots need.
+TEST_P(DBTest, FlushKeepsOnlyVersionsSnapshotsNeed) {
+  ColumnFamilyHandle* cf = db_->DefaultColumnFamily();
+  const Snapshot* snap = nullptr;
+  auto big = [](int i) { return std::to_string(i) + std::string(1200, 'b'); };
+  for (int i = 0; i < 1000; ++i) {  // ~150 KB: one memtable
+    Put("hot", "v" + std::to_string(i));
+    if (i % 10 == 0) Put("big", big(i));
+    if (i == 499) snap = db_->GetSnapshot();
+  }
+  ASSERT_TRUE(db_->Delete(WriteOptions(), cf, "gone").ok());
+  ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  std::string stats;
+  ASSERT_TRUE(db_->GetProperty(nullptr, "tidesdb.stats", &stats));
+  // Per key, the newest version and the one the snapshot sees are kept (and the tombstone):
+  // 5 of 1101 entries.
+  EXPECT_NE(stats.find(" flushes=1 "), std::string::npos) << stats;
+  EXPECT_NE(stats.find(" flush_entries_dropped=1096 "), std::string::npos) << stats;
+  EXPECT_EQ(Get(cf, "hot"), "v999");
+  EXPECT_EQ(Get(cf, "hot", snap), "v499");
+  EXPECT_EQ(Get(cf, "big"), big(990));
+  EXPECT_EQ(Get(cf, "big", snap), big(490));
+  EXPECT_EQ(Get(cf, "gone"), "NOT_FOUND");
+  // Only the two kept large values went to the value log.
+  std::string vlogs;
+  ASSERT_TRUE(db_->GetProperty(cf, "tidesdb.value-logs", &vlogs));
+  EXPECT_NE(vlogs.find("total files=1 "), std::string::npos) << vlogs;
+  const uint64_t size = std::stoull(vlogs.substr(vlogs.find("total files=1 size=") + 19));
+  EXPECT_LT(size, 3 * 1300u) << vlogs;
+  db_->ReleaseSnapshot(snap);
+  Reopen();
+  EXPECT_EQ(Get("hot"), "v999");
+}
+
 // Large values are cached in the block cache after the first read (unless the read asks
 // not to fill it), so a hot value does not cost a value-log read each time.
 TEST_P(DBTest, LargeValuesAreServedFromTheBlockCache) {

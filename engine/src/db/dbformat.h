@@ -11,6 +11,9 @@
 // Sequences are 56-bit; kMaxSequence is reserved as "see everything".
 #pragma once
 
+#include <algorithm>
+#include <vector>
+
 #include <cstdint>
 #include <string>
 
@@ -100,6 +103,37 @@ struct ValuePointer {
   bool DecodeFrom(Slice* input) {
     return GetVarint64(input, &file_number) && GetVarint64(input, &offset) && GetVarint64(input, &size);
   }
+};
+
+// Fed entries in internal-key order (user key ascending, sequence descending), says which
+// versions no reader can see. A version with sequence s under a newer version of the same
+// key with sequence n is visible only to a snapshot x with s <= x < n; readers that are not
+// registered snapshots read at the newest sequence (or from the memtables and files they
+// hold, which dropping a version from a new file does not touch). `snapshots` holds the
+// registered snapshot sequences, ascending. Used by flush and compaction.
+class ShadowedVersionFilter {
+ public:
+  explicit ShadowedVersionFilter(std::vector<SequenceNumber> snapshots) : snapshots_(std::move(snapshots)) {}
+  bool Shadowed(const ParsedInternalKey& k) {
+    if (!has_key_ || k.user_key != Slice(key_)) {
+      key_.assign(k.user_key.data(), k.user_key.size());
+      has_key_ = true;
+      newer_seq_ = kMaxSequence + 1;
+    }
+    bool shadowed = false;
+    if (newer_seq_ <= kMaxSequence) {
+      auto it = std::lower_bound(snapshots_.begin(), snapshots_.end(), k.sequence);
+      shadowed = it == snapshots_.end() || *it >= newer_seq_;
+    }
+    newer_seq_ = k.sequence;
+    return shadowed;
+  }
+
+ private:
+  const std::vector<SequenceNumber> snapshots_;
+  std::string key_;
+  bool has_key_ = false;
+  SequenceNumber newer_seq_ = kMaxSequence + 1;
 };
 
 }  // namespace tidesdb
