@@ -3,8 +3,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "tidesdb/slice.h"
 
@@ -93,7 +95,14 @@ struct Options {
   // Memtables (active + immutable) may use at most this much; writers are slowed, then
   // briefly stalled, while flushes catch up. 0 = no bound beyond the write buffers.
   uint64_t max_memory_usage = 0;
+  // Least severe message the library reports: recovery, flushes, compactions, value-log
+  // GC, write stalls and background errors, one line each.
   LogLevel log_level = LogLevel::kInfo;
+  // Receives those messages (without a trailing newline). Called from whichever thread did
+  // the work, possibly several at once; must not call into the database. When empty, the
+  // messages are appended to the file LOG in the database directory, each prefixed with a
+  // UTC timestamp and the level; a LOG that cannot be written is ignored.
+  std::function<void(LogLevel level, std::string_view message)> logger;
 
   // Column family options for the "default" CF and for CreateColumnFamily callers that
   // pass none.

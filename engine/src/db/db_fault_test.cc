@@ -9,7 +9,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "env/fault_injection_env.h"
 #include "testutil/batch_workload.h"
@@ -37,6 +41,18 @@ class FaultTest : public ::testing::Test {
     options_.flush_threads = 1;
     options_.compaction_threads = 1;
     options_.log_level = LogLevel::kWarn;
+    options_.logger = [this](LogLevel level, std::string_view m) {
+      std::lock_guard<std::mutex> l(log_mu_);
+      log_.emplace_back(level, std::string(m));
+    };
+  }
+  // True if a message at `level` starting with `prefix` was reported.
+  bool Logged(LogLevel level, const std::string& prefix) {
+    std::lock_guard<std::mutex> l(log_mu_);
+    for (const auto& [lv, m] : log_) {
+      if (lv == level && m.rfind(prefix, 0) == 0) return true;
+    }
+    return false;
   }
   void TearDown() override {
     db_.reset();
@@ -109,6 +125,8 @@ class FaultTest : public ::testing::Test {
   FaultInjectionEnv fault_{&nosync_};
   test::InjectingEnv inject_{&fault_};
   Options options_;
+  std::mutex log_mu_;
+  std::vector<std::pair<LogLevel, std::string>> log_;
   std::unique_ptr<DB> db_;
   std::vector<ColumnFamilyHandle*> cfs_;
   std::set<uint64_t> acked_, failed_;
@@ -278,6 +296,7 @@ TEST_F(FaultTest, FailingFlushBacksUpThenReportsAndRecovers) {
     // worth of batches (~1.4 KiB each) were accepted.
     EXPECT_GT(written, 100) << s.ToString();
     EXPECT_GT(injected.load(), 0);
+    EXPECT_TRUE(Logged(LogLevel::kError, "flush failed (retrying in 200 ms): ")) << "the failure is reported";
     CheckAll();  // everything acknowledged is readable from the memtables
     failing = false;
     WriteEventuallyOk();

@@ -2,6 +2,9 @@
 #include "db/db_impl.h"
 
 #include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <ctime>
 
 #include "cache/block_cache.h"
 #include "db/table_cache.h"
@@ -42,6 +45,7 @@ DBImpl::~DBImpl() {
     shutting_down_ = true;
     bg_cv_.notify_all();
   }
+  if (db_lock_) Log(LogLevel::kInfo, "closing %s", dbname_.c_str());
   for (auto& t : flush_threads_) t.join();
   for (auto& t : compaction_threads_) t.join();
   if (sync_thread_.joinable()) sync_thread_.join();
@@ -106,7 +110,7 @@ Status DBImpl::Recover() {
       uint64_t number;
       FileType type;
       if (ParseFileName(name, &number, &type) && type != FileType::kLock && type != FileType::kTemp &&
-          !(type == FileType::kManifest && number == 1)) {
+          type != FileType::kInfoLog && !(type == FileType::kManifest && number == 1)) {
         return Status::Corruption(CurrentFileName(dbname_),
                                   "is missing but the directory holds database files (" + name + ")");
       }
@@ -189,6 +193,9 @@ Status DBImpl::Recover() {
     compaction_threads_.emplace_back([this] { CompactionLoop(); });
   }
   if (options_.sync_mode == SyncMode::kInterval) sync_thread_ = std::thread([this] { IntervalSyncLoop(); });
+  Log(LogLevel::kInfo, "opened %s: %zu column families, last sequence %llu, %zu prepared transactions",
+      dbname_.c_str(), cfs_.size(), static_cast<unsigned long long>(last_sequence_),
+      recovered_prepared_.size());
   return Status::OK();
 }
 
@@ -509,6 +516,8 @@ Status DBImpl::ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bo
     // acknowledged as durable beyond what the OS kept. Cut it off.
     s = env_->TruncateFile(fname, reader->valid_end_offset());
     if (!s.ok()) return s;
+    Log(LogLevel::kWarn, "recovery: %s ended in a torn record; cut at offset %llu", fname.c_str(),
+        static_cast<unsigned long long>(reader->valid_end_offset()));
   }
   return Status::OK();
 }
@@ -845,6 +854,47 @@ Status DestroyDB(const std::string& path, const Options& options) {
   env->RemoveFile(LockFileName(path));
   env->RemoveDir(path);
   return Status::OK();
+}
+
+// ------------------------------------------------------------------------------- logging
+
+void DBImpl::Log(LogLevel level, const char* format, ...) {
+  if (level < options_.log_level || level == LogLevel::kNone) return;
+  char buf[1024];
+  va_list ap;
+  va_start(ap, format);
+  int n = std::vsnprintf(buf, sizeof(buf), format, ap);
+  va_end(ap);
+  if (n < 0) return;
+  const std::string_view message(buf, std::min<size_t>(static_cast<size_t>(n), sizeof(buf) - 1));
+  if (options_.logger) {
+    options_.logger(level, message);
+    return;
+  }
+  static const char* const kNames[] = {"DEBUG", "INFO", "WARN", "ERROR", "FATAL"};
+  const uint64_t micros = env_->NowMicros();
+  const std::time_t secs = static_cast<std::time_t>(micros / 1000000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char prefix[64];
+  std::snprintf(prefix, sizeof(prefix), "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ %-5s ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<unsigned>(micros % 1000000), kNames[static_cast<int>(level)]);
+  std::string line = prefix;
+  line.append(message);
+  line.push_back('\n');
+  std::lock_guard<std::mutex> l(log_mu_);
+  if (log_unavailable_) return;
+  if (!log_file_) {
+    EnvOptions eo;
+    eo.buffered_writes = false;
+    if (!env_->NewAppendableFile(InfoLogFileName(dbname_), eo, &log_file_).ok()) {
+      log_file_.reset();
+      log_unavailable_ = true;  // e.g. a read-only directory: the database still works
+      return;
+    }
+  }
+  if (!log_file_->Append(line).ok()) log_unavailable_ = true;
 }
 
 }  // namespace tidesdb

@@ -121,6 +121,9 @@ class DBImpl final : public DB {
   struct Writer;
   // Marks w ready and notifies it (write_mu_ held).
   static void Wake(Writer* w);
+
+  // Reports a message at `level` (Options::logger, else the LOG file). printf-style.
+  void Log(LogLevel level, const char* format, ...) __attribute__((format(printf, 3, 4)));
   class SnapshotImpl;
 
   // --- db_impl.cc
@@ -200,6 +203,10 @@ class DBImpl final : public DB {
 
   const Options options_;
   Env* const env_;
+  // The LOG file when Options::logger is empty; opened at the first message.
+  std::mutex log_mu_;
+  std::unique_ptr<WritableFile> log_file_;
+  bool log_unavailable_ = false;
   const std::string dbname_;
   std::unique_ptr<FileLock> db_lock_;
   std::unique_ptr<BlockCache> block_cache_;

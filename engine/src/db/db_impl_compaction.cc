@@ -60,6 +60,10 @@ Status DBImpl::ThrottleForCompactionLocked(std::unique_lock<std::mutex>& l) {
   // compaction is failing and not making progress (for example the disk is full).
   uint64_t progress = compaction_progress_;
   auto last_progress = std::chrono::steady_clock::now();
+  if (max_l0_files_ >= stall && !shutting_down_) {
+    Log(LogLevel::kWarn, "writes stalled: %d L0 files (l0_queue_stall_threshold %d); waiting for compaction",
+        max_l0_files_, stall);
+  }
   while (max_l0_files_ >= stall && !shutting_down_) {
     if (compaction_progress_ != progress) {
       progress = compaction_progress_;
@@ -105,6 +109,10 @@ void DBImpl::CompactionLoop() {
     bg_cv_.notify_all();
     c.reset();
     l.unlock();
+    if (!s.ok() && !shutting_down_) {
+      Log(LogLevel::kError, "compaction of cf %u failed (retrying in 500 ms): %s", pick->id,
+          s.ToString().c_str());
+    }
     DeleteObsoleteFiles();
     l.lock();
     if (s.ok()) {
@@ -194,6 +202,8 @@ Status DBImpl::RunSubcompaction(ColumnFamilyData* cfd, const CompactionInputs& c
       if (s.IsCorruption()) {
         // A damaged record must not stop compaction: leave the pointer (a read of it reports
         // the damage) and stop collecting that log.
+        Log(LogLevel::kError, "value-log GC: damaged record left in place, log not collected: %s",
+            s.ToString().c_str());
         unreadable->insert(ptr.file_number);
         stat_vlog_relocation_errors_++;
         refs[ptr.file_number] += ptr.size;
@@ -411,6 +421,24 @@ Status DBImpl::RunCompactionLocked(std::unique_lock<std::mutex>& l, ColumnFamily
   stat_vlog_bytes_deleted_ += dead_bytes;
   compaction_progress_++;
   UpdateL0StatsLocked();
+  uint64_t out_files = 0, out_bytes = 0, relocated_bytes = 0;
+  for (const auto& outs : outputs) {
+    for (const auto& o : outs) {
+      out_files++;
+      out_bytes += o.meta.file_size;
+    }
+  }
+  for (const auto& r : relocated) relocated_bytes += r.file_size;
+  l.unlock();
+  Log(LogLevel::kInfo,
+      "compaction (%s) cf %u: L%d %zu files + L%d %zu files, %llu bytes -> L%d %llu files, %llu bytes; "
+      "%llu bytes of values moved to new value logs, %zu dead value logs (%llu bytes) deleted",
+      c.reason, cfd->id, c.level, c.upper.size(), c.output_level, c.lower.size(),
+      static_cast<unsigned long long>(input_bytes), c.output_level,
+      static_cast<unsigned long long>(out_files), static_cast<unsigned long long>(out_bytes),
+      static_cast<unsigned long long>(relocated_bytes), dead.size(),
+      static_cast<unsigned long long>(dead_bytes));
+  l.lock();
   // The input files (and dead value logs) are deleted once the caller drops `c` and
   // readers let go of them.
   return Status::OK();

@@ -2,6 +2,7 @@
 // log when it holds large values) per column family with entries in it; then one manifest
 // edit makes them live, advances each CF's flushed sequence and releases old WALs.
 #include <chrono>
+#include <cstdio>
 
 #include "db/db_impl.h"
 #include "db/filename.h"
@@ -31,6 +32,7 @@ void DBImpl::FlushLoop() {
     if (s.ok()) {
       bg_error_ = Status::OK();
     } else {
+      Log(LogLevel::kError, "flush failed (retrying in 200 ms): %s", s.ToString().c_str());
       // Keep the memtable and retry after a pause (e.g. the disk was full); writers see
       // the error only if they would otherwise have to wait for this flush.
       bg_error_ = s;
@@ -187,12 +189,21 @@ Status DBImpl::FlushOneLocked(std::unique_lock<std::mutex>& l, MemTableSlot* slo
     flushes_running_--;
     return s;
   }
+  std::vector<std::string> done;  // logged once mutex_ is released
   for (const Output& o : outputs) {
     if (o.cfd->dropped) {
       env_->RemoveFile(KeyLogFileName(dbname_, o.meta.file_number));
       if (o.vlog_number != 0) env_->RemoveFile(ValueLogFileName(dbname_, o.vlog_number));
       continue;
     }
+    char line[256];
+    std::snprintf(
+        line, sizeof(line), "cf %u: L0 #%llu, %llu bytes, %llu entries; value log #%llu, %llu bytes",
+        o.cfd->id, static_cast<unsigned long long>(o.meta.file_number),
+        static_cast<unsigned long long>(o.meta.file_size),
+        static_cast<unsigned long long>(o.meta.num_entries), static_cast<unsigned long long>(o.vlog_number),
+        static_cast<unsigned long long>(o.vlog_size));
+    done.emplace_back(line);
     auto v = std::make_shared<Version>(*o.cfd->version);
     if (v->levels.empty()) v->levels.resize(1);
     v->levels[0].insert(v->levels[0].begin(), TrackFile(o.meta));
@@ -208,6 +219,7 @@ Status DBImpl::FlushOneLocked(std::unique_lock<std::mutex>& l, MemTableSlot* slo
   stat_flushes_++;
   bg_cv_.notify_all();
   l.unlock();
+  for (const std::string& line : done) Log(LogLevel::kInfo, "flush: %s", line.c_str());
   DeleteObsoleteFiles();
   l.lock();
   return Status::OK();

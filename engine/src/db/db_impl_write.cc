@@ -284,12 +284,14 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
           NewWal();
         } else {
           wal_error_ = Status::IOError("WAL unusable after a failed write; reopen", t.ToString());
+          Log(LogLevel::kError, "%s", wal_error_.ToString().c_str());
         }
       } else if (sync_failed) {
         // After a failed fsync the durable state of the WAL is unknown: refuse further
         // writes until the database is reopened and recovers from what is on disk.
         std::lock_guard<std::mutex> l(mutex_);
         wal_error_ = Status::IOError("WAL sync failed; reopen the database", s.ToString());
+        Log(LogLevel::kError, "%s", wal_error_.ToString().c_str());
       }
       if (s.ok()) {
         // Two-phase commit bookkeeping: a prepare pins the WAL that holds it until its
@@ -443,6 +445,7 @@ Status DBImpl::NewWal() {
     Status t = wal_->status().ok() ? wal_->Sync() : Status::OK();
     if (!t.ok()) {
       wal_error_ = Status::IOError("WAL sync at rotation failed; reopen the database", t.ToString());
+      Log(LogLevel::kError, "%s", wal_error_.ToString().c_str());
       return wal_error_;
     }
   }
@@ -493,7 +496,10 @@ void DBImpl::IntervalSyncLoop() {
     l.unlock();
     Status s = SyncWAL();
     l.lock();
-    if (!s.ok() && wal_error_.ok()) wal_error_ = Status::IOError("interval WAL sync failed", s.ToString());
+    if (!s.ok() && wal_error_.ok()) {
+      wal_error_ = Status::IOError("interval WAL sync failed", s.ToString());
+      Log(LogLevel::kError, "%s", wal_error_.ToString().c_str());
+    }
   }
 }
 

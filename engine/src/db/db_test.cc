@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -333,6 +334,57 @@ TEST_P(DBTest, FlushKeepsOnlyVersionsSnapshotsNeed) {
   db_->ReleaseSnapshot(snap);
   Reopen();
   EXPECT_EQ(Get("hot"), "v999");
+}
+
+// The library reports what it does: to Options::logger when set, else to the LOG file.
+TEST_P(DBTest, MessagesGoToTheLoggerOrTheLogFile) {
+  db_.reset();
+  std::filesystem::remove_all(dir_);  // SetUp's open wrote a LOG
+  std::mutex mu;
+  std::vector<std::pair<LogLevel, std::string>> messages;
+  Options o = options_;
+  o.logger = [&](LogLevel level, std::string_view m) {
+    std::lock_guard<std::mutex> l(mu);
+    messages.emplace_back(level, std::string(m));
+  };
+  ASSERT_TRUE(DB::Open(o, dir_, &db_).ok());
+  Put("k", "v");
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  db_.reset();
+  auto has = [&](LogLevel level, const std::string& prefix) {
+    std::lock_guard<std::mutex> l(mu);
+    for (const auto& [lv, m] : messages) {
+      if (lv == level && m.rfind(prefix, 0) == 0) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(has(LogLevel::kInfo, "opened " + dir_));
+  EXPECT_TRUE(has(LogLevel::kInfo, "flush: cf 0: L0 #"));
+  EXPECT_TRUE(has(LogLevel::kInfo, "compaction (manual) cf 0: L0 1 files"));
+  EXPECT_TRUE(has(LogLevel::kInfo, "closing " + dir_));
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/LOG")) << "a logger replaces the LOG file";
+
+  // Above the level: nothing at INFO.
+  messages.clear();
+  o.log_level = LogLevel::kWarn;
+  ASSERT_TRUE(DB::Open(o, dir_, &db_).ok());
+  Put("k2", "v");
+  ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  db_.reset();
+  EXPECT_TRUE(messages.empty()) << messages.front().second;
+
+  // No logger: the LOG file, one timestamped line per message.
+  ASSERT_TRUE(DB::Open(options_, dir_, &db_).ok());
+  Put("k3", "v");
+  ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  db_.reset();
+  std::ifstream log(dir_ + "/LOG");
+  std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("Z INFO  opened " + dir_), std::string::npos) << text;
+  EXPECT_NE(text.find("Z INFO  flush: cf 0: L0 #"), std::string::npos) << text;
+  EXPECT_EQ(text.back(), '\n');
+  Reopen();  // the LOG does not disturb recovery
+  EXPECT_EQ(Get("k3"), "v");
 }
 
 // Large values are cached in the block cache after the first read (unless the read asks

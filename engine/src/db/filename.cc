@@ -45,6 +45,7 @@ std::string ManifestFileName(const std::string& dbname, uint64_t number) {
 }
 std::string CurrentFileName(const std::string& dbname) { return dbname + "/CURRENT"; }
 std::string LockFileName(const std::string& dbname) { return dbname + "/LOCK"; }
+std::string InfoLogFileName(const std::string& dbname) { return dbname + "/LOG"; }
 
 bool ParseFileName(Slice name, uint64_t* number, FileType* type) {
   if (name == "CURRENT") {
@@ -55,6 +56,11 @@ bool ParseFileName(Slice name, uint64_t* number, FileType* type) {
   if (name == "LOCK") {
     *number = 0;
     *type = FileType::kLock;
+    return true;
+  }
+  if (name == "LOG") {
+    *number = 0;
+    *type = FileType::kInfoLog;
     return true;
   }
   if (name.starts_with("MANIFEST-")) {

@@ -6,6 +6,7 @@
 //   NNNNNN.klog        SSTable key log
 //   NNNNNN.vlog        value log (large values)
 //   LOCK               held while the database is open
+//   LOG                the library's messages, when Options::logger is not set
 //
 // File numbers come from one counter, so a number names exactly one file.
 #pragma once
@@ -17,7 +18,7 @@
 
 namespace tidesdb {
 
-enum class FileType { kWal, kKeyLog, kValueLog, kManifest, kCurrent, kLock, kTemp, kUnknown };
+enum class FileType { kWal, kKeyLog, kValueLog, kManifest, kCurrent, kLock, kInfoLog, kTemp, kUnknown };
 
 std::string WalFileName(const std::string& dbname, uint64_t number);
 std::string KeyLogFileName(const std::string& dbname, uint64_t number);
@@ -25,6 +26,7 @@ std::string ValueLogFileName(const std::string& dbname, uint64_t number);
 std::string ManifestFileName(const std::string& dbname, uint64_t number);
 std::string CurrentFileName(const std::string& dbname);
 std::string LockFileName(const std::string& dbname);
+std::string InfoLogFileName(const std::string& dbname);
 std::string TempFileName(const std::string& dbname, uint64_t number);
 
 // Parses a name (not a path) produced above; false for anything else.
