@@ -10,17 +10,6 @@ namespace tidesdb {
 
 namespace {
 
-// A read view at a fixed sequence that the transaction keeps alive by a registered
-// snapshot at or below it.
-class FixedSnapshot final : public Snapshot {
- public:
-  explicit FixedSnapshot(SequenceNumber seq) : seq_(seq) {}
-  uint64_t sequence() const override { return seq_; }
-
- private:
-  SequenceNumber seq_;
-};
-
 // An iterator that is never valid and reports `s` (the DB's own error iterator).
 std::unique_ptr<Iterator> ErrorIterator(Status s) {
   return NewDBIterator(std::unique_ptr<InternalIterator>(NewEmptyInternalIterator(std::move(s))),
@@ -159,20 +148,20 @@ Status TransactionImpl::GetForUpdate(ColumnFamilyHandle* cf, Slice key, std::str
     if (!s.ok()) return s;
   }
   ReadOptions ro;
-  std::optional<FixedSnapshot> fixed;
   SequenceNumber read_seq = 0;
   if (ReadsSnapshot()) {
     EnsureSnapshot();
     ro.snapshot = snapshot_;
     read_seq = snapshot_->sequence();
   } else if (!Pessimistic()) {
-    // Read committed: the latest state, pinned at a sequence the commit validates from.
-    // The registered snapshot is only a floor that keeps the commit table from
-    // forgetting commits this transaction must see.
+    // Read committed: the latest state. The commit validates from read_seq, taken before
+    // the read, so a commit that lands in between and is seen by the read only costs a
+    // spurious conflict. (Reading at read_seq itself would need it registered: flush and
+    // compaction keep only versions some registered snapshot or the present can see.) The
+    // registered snapshot is a floor that keeps the commit table from forgetting commits
+    // this transaction must see.
     EnsureSnapshot();
     read_seq = db_->db_->LatestSequence();
-    fixed.emplace(read_seq);
-    ro.snapshot = &*fixed;
   }
   if (!Pessimistic()) reads_.push_back(ReadKey{cf->id(), std::string(key), read_seq, true});
   if (const WriteEntry* e = ws_.Find(cf->id(), key)) {
