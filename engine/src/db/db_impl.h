@@ -186,7 +186,7 @@ class DBImpl final : public DB {
   Status RunSubcompaction(ColumnFamilyData* cfd, const struct CompactionInputs& c, const Version& version,
                           const std::vector<SequenceNumber>& snapshots, const std::string* start,
                           const std::string* end, std::vector<CompactionOutput>* outputs,
-                          ValueLogMeta* relocated, std::set<uint64_t>* unreadable);
+                          std::vector<ValueLogMeta>* relocated, std::set<uint64_t>* unreadable);
   void UpdateL0StatsLocked();
   // Write back-pressure from L0 and memory; may sleep or wait (mutex_ held via lock).
   Status ThrottleForCompactionLocked(std::unique_lock<std::mutex>& lock);

@@ -128,7 +128,7 @@ void DBImpl::CompactionLoop() {
 Status DBImpl::RunSubcompaction(ColumnFamilyData* cfd, const CompactionInputs& c, const Version& version,
                                 const std::vector<SequenceNumber>& snapshots, const std::string* start,
                                 const std::string* end, std::vector<CompactionOutput>* outputs,
-                                ValueLogMeta* relocated, std::set<uint64_t>* unreadable) {
+                                std::vector<ValueLogMeta>* relocated, std::set<uint64_t>* unreadable) {
   std::vector<std::shared_ptr<TableReader>> tables;
   std::vector<std::unique_ptr<InternalIterator>> children;
   for (const auto* files : {&c.upper, &c.lower}) {
@@ -153,8 +153,18 @@ Status DBImpl::RunSubcompaction(ColumnFamilyData* cfd, const CompactionInputs& c
   std::unique_ptr<TableBuilder> builder;
   uint64_t number = 0;
   std::map<uint64_t, uint64_t> refs;  // value-log references of the current output
-  // Values moved out of value logs being collected (c.relocate) go to one new value log.
+  // Values moved out of value logs being collected (c.relocate) go to new value logs, each
+  // cut at about write_buffer_size (the size of a flush's value log), so a log written by
+  // GC is as cheap to collect again as any other. Finished ones are in *relocated.
   std::unique_ptr<ValueLogWriter> gc_vlog;
+  const uint64_t gc_vlog_limit = std::max<uint64_t>(cfd->options.write_buffer_size, 64 << 10);
+  auto finish_gc_vlog = [&]() -> Status {
+    Status s = gc_vlog->Finish();
+    if (!s.ok()) return s;
+    relocated->push_back(ValueLogMeta{gc_vlog->file_number(), gc_vlog->FileSize()});
+    gc_vlog.reset();
+    return Status::OK();
+  };
   std::string value_buf, pointer_buf;
   auto finish_output = [&]() -> Status {
     if (!builder) return Status::OK();
@@ -210,6 +220,10 @@ Status DBImpl::RunSubcompaction(ColumnFamilyData* cfd, const CompactionInputs& c
         return Status::OK();
       }
       if (!s.ok()) return s;
+      if (gc_vlog && gc_vlog->FileSize() >= gc_vlog_limit) {
+        s = finish_gc_vlog();
+        if (!s.ok()) return s;
+      }
       if (!gc_vlog) {
         uint64_t vnumber;
         {
@@ -296,15 +310,10 @@ Status DBImpl::RunSubcompaction(ColumnFamilyData* cfd, const CompactionInputs& c
     if (!s.ok()) break;
   }
   if (s.ok()) s = iter->status();
-  // The new value log must be durable before the key logs that point into it are live.
-  if (s.ok() && gc_vlog) s = gc_vlog->Finish();
+  // The new value logs must be durable before the key logs that point into them are live.
+  if (s.ok() && gc_vlog) s = finish_gc_vlog();
   if (s.ok()) s = finish_output();
-  if (!s.ok()) {
-    abandon();
-  } else if (gc_vlog) {
-    relocated->file_number = gc_vlog->file_number();
-    relocated->file_size = gc_vlog->FileSize();
-  }
+  if (!s.ok()) abandon();  // the finished new value logs are removed by the caller
   stat_compaction_entries_dropped_ += dropped;
   return s;
 }
@@ -330,7 +339,7 @@ Status DBImpl::RunCompactionLocked(std::unique_lock<std::mutex>& l, ColumnFamily
 
   const size_t n = bounds.size() + 1;
   std::vector<std::vector<CompactionOutput>> outputs(n);
-  std::vector<ValueLogMeta> relocated(n);  // file_number 0: this sub-range moved no value
+  std::vector<std::vector<ValueLogMeta>> relocated(n);  // value logs written by each sub-range
   std::vector<std::set<uint64_t>> unreadable(n);
   std::vector<Status> statuses(n);
   auto run = [&](size_t i) {
@@ -355,8 +364,8 @@ Status DBImpl::RunCompactionLocked(std::unique_lock<std::mutex>& l, ColumnFamily
     for (const auto& outs : outputs) {
       for (const auto& o : outs) env_->RemoveFile(KeyLogFileName(dbname_, o.meta.file_number));
     }
-    for (const auto& r : relocated) {
-      if (r.file_number != 0) env_->RemoveFile(ValueLogFileName(dbname_, r.file_number));
+    for (const auto& logs : relocated) {
+      for (const auto& r : logs) env_->RemoveFile(ValueLogFileName(dbname_, r.file_number));
     }
   };
   if (s.ok() && cfd->dropped) s = Status::Aborted("column family dropped during compaction");
@@ -392,10 +401,11 @@ Status DBImpl::RunCompactionLocked(std::unique_lock<std::mutex>& l, ColumnFamily
   }
   std::sort(out_level.begin(), out_level.end(),
             [](const auto& a, const auto& b) { return CompareInternalKey(a->smallest, b->smallest) < 0; });
-  for (const auto& r : relocated) {
-    if (r.file_number == 0) continue;
-    edit.AddValueLog(cfd->id, r.file_number, r.file_size);
-    v->value_logs.push_back(TrackValueLog(r.file_number, r.file_size));
+  for (const auto& logs : relocated) {
+    for (const auto& r : logs) {
+      edit.AddValueLog(cfd->id, r.file_number, r.file_size);
+      v->value_logs.push_back(TrackValueLog(r.file_number, r.file_size));
+    }
   }
   uint64_t dead_bytes = 0;
   const std::vector<uint64_t> dead = DeadValueLogs(*v);
@@ -428,7 +438,9 @@ Status DBImpl::RunCompactionLocked(std::unique_lock<std::mutex>& l, ColumnFamily
       out_bytes += o.meta.file_size;
     }
   }
-  for (const auto& r : relocated) relocated_bytes += r.file_size;
+  for (const auto& logs : relocated) {
+    for (const auto& r : logs) relocated_bytes += r.file_size;
+  }
   l.unlock();
   Log(LogLevel::kInfo,
       "compaction (%s) cf %u: L%d %zu files + L%d %zu files, %llu bytes -> L%d %llu files, %llu bytes; "

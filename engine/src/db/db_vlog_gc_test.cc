@@ -172,6 +172,35 @@ TEST_F(ValueLogGcTest, LiveValuesAreRelocatedOutOfMostlyDeadLogs) {
   ExpectModel(model);
 }
 
+TEST_F(ValueLogGcTest, RelocationCutsItsValueLogsAtTheWriteBufferSize) {
+  // One big L1 file: whichever compaction collects, one sub-range moves every live value.
+  options_.default_cf_options.l1_file_count_trigger = 100;
+  options_.default_cf_options.target_file_size = 64 << 20;
+  options_.default_cf_options.value_log_gc_threshold = 0.3;  // every half-dead log qualifies
+  Open();
+  std::map<std::string, std::string> model;
+  const int keys = 400;
+  WriteVersion(keys, 0, &model);
+  ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  for (int i = 1; i < keys; i += 2) {
+    std::string v = Value(i, 1);
+    ASSERT_TRUE(db_->Put(WriteOptions(), cf(), Key(i), v).ok());
+    model[Key(i)] = v;
+  }
+  ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  ASSERT_TRUE(db_->WaitForBackgroundWork().ok());
+  // About 200 values of 2000 bytes (400 KB) were moved: more than one 256 KiB log's worth.
+  EXPECT_GT(Stat("vlog_relocated_bytes"), 256u << 10);
+  std::string detail;
+  ASSERT_TRUE(db_->GetProperty(cf(), "tidesdb.value-logs", &detail));
+  for (size_t pos = detail.find(" size="); pos != std::string::npos; pos = detail.find(" size=", pos + 1)) {
+    if (detail.compare(detail.rfind('\n', pos) + 1, 5, "total") == 0) continue;
+    EXPECT_LE(std::stoull(detail.substr(pos + 6)), (256u << 10) + 4096) << detail;
+  }
+  ExpectModel(model);
+}
+
 TEST_F(ValueLogGcTest, SnapshotsAndOpenIteratorsKeepTheirValues) {
   options_.default_cf_options.l1_file_count_trigger = 100;
   Open();
