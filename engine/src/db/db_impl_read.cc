@@ -52,8 +52,9 @@ DBImpl::ReadView DBImpl::GetReadView(ColumnFamilyData* cfd) const {
 
 ValueFetcher DBImpl::MakeValueFetcher(bool fill_cache) {
   TableCache* cache = table_cache_.get();
-  return [cache, fill_cache](const ValuePointer& ptr, std::string* value) -> Status {
-    return cache->GetValue(ptr, fill_cache, value);
+  return [cache, fill_cache](const ValuePointer& ptr, std::string* value,
+                             std::shared_ptr<const std::string>* pinned) -> Status {
+    return cache->GetValue(ptr, fill_cache, value, pinned);
   };
 }
 

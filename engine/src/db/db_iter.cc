@@ -18,7 +18,7 @@ class DBIter final : public Iterator {
 
   bool Valid() const override { return valid_; }
   Slice key() const override { return saved_key_; }
-  Slice value() const override { return value_; }
+  Slice value() const override { return pinned_ ? Slice(*pinned_) : Slice(value_); }
   Status status() const override {
     if (!status_.ok()) return status_;
     return iter_->status();
@@ -140,7 +140,8 @@ class DBIter final : public Iterator {
       saved_key_.assign(ikey.user_key.data(), ikey.user_key.size());
       skipping = true;
       EntryState state;
-      Status s = DecodeEntry(ikey.type, iter_->value(), opt_.now_seconds, opt_.fetch, &state, &value_);
+      Status s =
+          DecodeEntry(ikey.type, iter_->value(), opt_.now_seconds, opt_.fetch, &state, &value_, &pinned_);
       if (!s.ok()) {
         status_ = s;
         return;
@@ -181,7 +182,7 @@ class DBIter final : public Iterator {
     if (!iter_->status().ok()) return;
     if (!have_live) return;
     EntryState state;
-    Status s = DecodeEntry(last_type, raw_value_, opt_.now_seconds, opt_.fetch, &state, &value_);
+    Status s = DecodeEntry(last_type, raw_value_, opt_.now_seconds, opt_.fetch, &state, &value_, &pinned_);
     if (!s.ok()) {
       status_ = s;
       return;
@@ -198,6 +199,8 @@ class DBIter final : public Iterator {
   std::string saved_key_;
   std::string raw_value_;
   std::string value_;
+  // A value-log value held in the block cache: value() reads it in place (no copy).
+  std::shared_ptr<const std::string> pinned_;
   std::string seek_key_;
 };
 

@@ -18,7 +18,8 @@ bool EntryIsDeleted(ValueType type, Slice raw, uint64_t now_seconds) {
 }
 
 Status DecodeEntry(ValueType type, Slice raw, uint64_t now_seconds, const ValueFetcher& fetch,
-                   EntryState* state, std::string* value) {
+                   EntryState* state, std::string* value, std::shared_ptr<const std::string>* pinned) {
+  if (pinned != nullptr) pinned->reset();
   if (EntryIsDeleted(type, raw, now_seconds)) {
     *state = EntryState::kDeleted;
     return Status::OK();
@@ -42,7 +43,7 @@ Status DecodeEntry(ValueType type, Slice raw, uint64_t now_seconds, const ValueF
       ValuePointer ptr;
       if (!ptr.DecodeFrom(&in)) return Status::Corruption("malformed value pointer");
       if (!fetch) return Status::Corruption("value pointer outside an SSTable");
-      return fetch(ptr, value);
+      return fetch(ptr, value, pinned);
     }
     case ValueType::kDeletion:
       break;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "db/dbformat.h"
@@ -11,16 +12,22 @@
 
 namespace tidesdb {
 
-// Reads the value a ValuePointer names (from the CF's value logs).
-using ValueFetcher = std::function<Status(const ValuePointer& ptr, std::string* value)>;
+// Reads the value a ValuePointer names (from the CF's value logs). If `pinned` is not null
+// the fetcher may instead set *pinned to a shared copy it already holds (a cached value),
+// leaving *value untouched: the caller then reads **pinned, with no copy.
+using ValueFetcher = std::function<Status(const ValuePointer& ptr, std::string* value,
+                                          std::shared_ptr<const std::string>* pinned)>;
 
 enum class EntryState { kLive, kDeleted };
 
 // Classifies an entry of `type` with stored bytes `raw` at wall-clock `now_seconds`:
 // kDeleted for tombstones and expired entries. For a live entry, *value receives the user
-// value (fetched from the value log for pointer types). A malformed entry is Corruption.
+// value (fetched from the value log for pointer types), or, when `pinned` is given, a
+// fetched value may be handed over pinned instead (see ValueFetcher); *pinned is reset
+// otherwise. A malformed entry is Corruption.
 Status DecodeEntry(ValueType type, Slice raw, uint64_t now_seconds, const ValueFetcher& fetch,
-                   EntryState* state, std::string* value);
+                   EntryState* state, std::string* value,
+                   std::shared_ptr<const std::string>* pinned = nullptr);
 
 // The same without fetching: true if the entry is a tombstone or has expired.
 bool EntryIsDeleted(ValueType type, Slice raw, uint64_t now_seconds);

@@ -88,20 +88,30 @@ Status TableCache::GetValueLog(uint64_t file_number, std::shared_ptr<ValueLogRea
   return Status::OK();
 }
 
-Status TableCache::GetValue(const ValuePointer& ptr, bool fill_cache, std::string* value) {
+Status TableCache::GetValue(const ValuePointer& ptr, bool fill_cache, std::string* value,
+                            std::shared_ptr<const std::string>* pinned) {
   if (block_cache_ != nullptr) {
     if (auto cached = block_cache_->Lookup<std::string>(ptr.file_number, ptr.offset)) {
-      value->assign(*cached);
+      if (pinned != nullptr) {
+        *pinned = std::move(cached);
+      } else {
+        value->assign(*cached);
+      }
       return Status::OK();
     }
   }
   std::shared_ptr<ValueLogReader> reader;
   Status s = GetValueLog(ptr.file_number, &reader);
   if (s.ok()) s = reader->Get(ptr, value);
-  if (s.ok() && fill_cache && block_cache_ != nullptr) {
-    auto copy = std::make_shared<const std::string>(*value);
-    block_cache_->Insert(ptr.file_number, ptr.offset, copy, copy->capacity() + sizeof(std::string) + 64);
+  if (!s.ok() || !fill_cache || block_cache_ == nullptr) return s;
+  std::shared_ptr<const std::string> shared;
+  if (pinned != nullptr) {
+    shared = std::make_shared<const std::string>(std::move(*value));
+    *pinned = shared;
+  } else {
+    shared = std::make_shared<const std::string>(*value);
   }
+  block_cache_->Insert(ptr.file_number, ptr.offset, shared, shared->capacity() + sizeof(std::string) + 64);
   return s;
 }
 

@@ -33,8 +33,10 @@ class TableCache {
   Status GetTable(uint64_t file_number, uint64_t file_size, std::shared_ptr<TableReader>* table);
   Status GetValueLog(uint64_t file_number, std::shared_ptr<ValueLogReader>* vlog);
   // The value ptr points at, from the block cache or read (and verified) from its value
-  // log; a read value is cached when fill_cache is set.
-  Status GetValue(const ValuePointer& ptr, bool fill_cache, std::string* value);
+  // log; a read value is cached when fill_cache is set. With `pinned`, a cached (or newly
+  // cached) value is handed over as *pinned instead of being copied into *value.
+  Status GetValue(const ValuePointer& ptr, bool fill_cache, std::string* value,
+                  std::shared_ptr<const std::string>* pinned = nullptr);
   // Forgets a deleted file (and its cached blocks).
   void Evict(uint64_t file_number);
   size_t size() const;
