@@ -30,11 +30,78 @@ uint64_t HashKey(uint64_t file_number, uint64_t offset) {
   return h;
 }
 
-struct CacheKeyHash {
-  size_t operator()(const CacheKey& k) const { return static_cast<size_t>(HashKey(k.file_number, k.offset)); }
-};
-
 constexpr uint32_t kNoSlot = UINT32_MAX;
+
+// Key -> slot index of one shard: open addressing with linear probing over a power-of-two
+// table of (key, slot) pairs, at most half full. Erasing shifts the rest of the probe run
+// back, so there are no tombstones. A lookup usually touches one table entry: one cache
+// miss, where a node-based map costs several (bucket, node), which dominated iterators
+// that look up every value they step over.
+class SlotIndex {
+ public:
+  uint32_t Find(const CacheKey& key) const {
+    if (table_.empty()) return kNoSlot;
+    for (size_t i = Home(key);; i = (i + 1) & mask_) {
+      const Entry& e = table_[i];
+      if (e.slot == kNoSlot) return kNoSlot;
+      if (e.key == key) return e.slot;
+    }
+  }
+
+  // `key` must not be present.
+  void Insert(const CacheKey& key, uint32_t slot) {
+    if ((size_ + 1) * 2 > table_.size()) Grow();
+    size_t i = Home(key);
+    while (table_[i].slot != kNoSlot) i = (i + 1) & mask_;
+    table_[i] = Entry{key, slot};
+    ++size_;
+  }
+
+  void Erase(const CacheKey& key) {
+    if (table_.empty()) return;
+    size_t hole = Home(key);
+    for (;; hole = (hole + 1) & mask_) {
+      if (table_[hole].slot == kNoSlot) return;  // absent
+      if (table_[hole].key == key) break;
+    }
+    // Move back every later entry of the run whose home is not in (hole, j]: it could not
+    // be found past the hole otherwise.
+    for (size_t j = (hole + 1) & mask_; table_[j].slot != kNoSlot; j = (j + 1) & mask_) {
+      const size_t home = Home(table_[j].key);
+      const bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+      if (!stays) {
+        table_[hole] = table_[j];
+        hole = j;
+      }
+    }
+    table_[hole].slot = kNoSlot;
+    --size_;
+  }
+
+  size_t size() const { return size_; }
+
+ private:
+  struct Entry {
+    CacheKey key{0, 0};
+    uint32_t slot = kNoSlot;
+  };
+
+  size_t Home(const CacheKey& key) const { return HashKey(key.file_number, key.offset) & mask_; }
+
+  void Grow() {
+    std::vector<Entry> old = std::move(table_);
+    table_.assign(std::max<size_t>(old.size() * 2, 64), Entry{});
+    mask_ = table_.size() - 1;
+    size_ = 0;
+    for (const Entry& e : old) {
+      if (e.slot != kNoSlot) Insert(e.key, e.slot);
+    }
+  }
+
+  std::vector<Entry> table_;
+  size_t mask_ = 0;
+  size_t size_ = 0;
+};
 
 // Values released outside the shard mutex.
 using Garbage = std::vector<std::shared_ptr<const void>>;
@@ -48,8 +115,7 @@ class BlockCache::Shard {
 
   bool Insert(const CacheKey& key, std::shared_ptr<const void> value, size_t charge, Garbage* garbage) {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = index_.find(key);
-    if (it != index_.end()) RemoveSlot(it->second, garbage);
+    if (const uint32_t old = index_.Find(key); old != kNoSlot) RemoveSlot(old, garbage);
     if (value == nullptr || charge > capacity_) {
       garbage->push_back(std::move(value));
       return false;
@@ -71,7 +137,7 @@ class BlockCache::Shard {
     s.in_use = true;
     s.referenced = false;
     LinkIntoFile(idx);
-    index_.emplace(key, idx);
+    index_.Insert(key, idx);
     SetUsage(usage_ + charge);
     inserts_.fetch_add(1, std::memory_order_relaxed);
     return true;
@@ -79,12 +145,12 @@ class BlockCache::Shard {
 
   std::shared_ptr<const void> Lookup(const CacheKey& key) {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = index_.find(key);
-    if (it == index_.end()) {
+    const uint32_t idx = index_.Find(key);
+    if (idx == kNoSlot) {
       misses_.fetch_add(1, std::memory_order_relaxed);
       return nullptr;
     }
-    Slot& s = slots_[it->second];
+    Slot& s = slots_[idx];
     s.referenced = true;
     hits_.fetch_add(1, std::memory_order_relaxed);
     return s.value;
@@ -92,9 +158,9 @@ class BlockCache::Shard {
 
   bool Erase(const CacheKey& key, Garbage* garbage) {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = index_.find(key);
-    if (it == index_.end()) return false;
-    RemoveSlot(it->second, garbage);
+    const uint32_t idx = index_.Find(key);
+    if (idx == kNoSlot) return false;
+    RemoveSlot(idx, garbage);
     return true;
   }
 
@@ -175,7 +241,7 @@ class BlockCache::Shard {
       file_heads_.erase(s.key.file_number);
     }
     if (s.file_next != kNoSlot) slots_[s.file_next].file_prev = s.file_prev;
-    index_.erase(s.key);
+    index_.Erase(s.key);
     SetUsage(usage_ - s.charge);
     garbage->push_back(std::move(s.value));
     s.value = nullptr;
@@ -192,7 +258,7 @@ class BlockCache::Shard {
   std::vector<Slot> slots_;
   // LIFO, so the slot the hand just freed is the next one filled (see the header).
   std::vector<uint32_t> free_slots_;
-  std::unordered_map<CacheKey, uint32_t, CacheKeyHash> index_;
+  SlotIndex index_;
   std::unordered_map<uint64_t, uint32_t> file_heads_;  // file number -> first slot of its chain
   size_t hand_ = 0;
 

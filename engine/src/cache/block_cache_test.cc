@@ -290,6 +290,45 @@ TEST(BlockCache, RandomOperationsAgainstModel) {
   EXPECT_EQ(resident, cache.usage());
 }
 
+// Tens of thousands of tiny entries and no eviction: every entry the model holds must be
+// found, which exercises the index's growth, probe runs wrapping around its table and the
+// back-shifting of entries on erase.
+TEST(BlockCache, ManyEntriesAreAllFoundAfterRandomInsertsAndErases) {
+  std::mt19937_64 rng(kSeed + 2);
+  BlockCache cache(64 << 20, 2);
+  std::map<std::pair<uint64_t, uint64_t>, uint64_t> model;  // key -> version
+  uint64_t version = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const uint64_t file = rng() % 64, offset = (rng() % 2048) * 512;
+    const int op = static_cast<int>(rng() % 100);
+    if (op < 60) {
+      ASSERT_TRUE(InsertBlock(&cache, file, offset, 1, ++version));
+      model[{file, offset}] = version;
+    } else if (op < 95) {
+      cache.Erase(file, offset);
+      model.erase({file, offset});
+    } else {
+      auto b = cache.Lookup<FakeBlock>(file, offset);
+      auto it = model.find({file, offset});
+      ASSERT_EQ(b != nullptr, it != model.end()) << i;
+      if (b != nullptr) {
+        ASSERT_EQ(b->version, it->second);
+      }
+    }
+  }
+  EXPECT_EQ(cache.entries(), model.size());
+  EXPECT_EQ(cache.evictions(), 0u);
+  for (const auto& [key, v] : model) {
+    auto b = cache.Lookup<FakeBlock>(key.first, key.second);
+    ASSERT_NE(b, nullptr) << key.first << "/" << key.second;
+    ASSERT_EQ(b->version, v);
+  }
+  cache.EraseFile(7);
+  for (const auto& [key, v] : model) {
+    EXPECT_EQ(cache.Lookup<FakeBlock>(key.first, key.second) != nullptr, key.first != 7);
+  }
+}
+
 TEST(BlockCache, ConcurrentInsertLookupErase) {
   const size_t kCapacity = 4 << 20;
   BlockCache cache(kCapacity, 4);
