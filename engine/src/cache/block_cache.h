@@ -22,6 +22,9 @@
 // hand stays resident. In steady state an insert reuses the slot just freed behind the
 // hand, so a new entry gets a full revolution before it is considered.
 //
+// Index: each shard finds a key's slot through an open-addressing table (linear probing,
+// at most half full, back-shift deletion), so a lookup usually costs one cache miss.
+//
 // Thread safety: every method may be called from many threads at once. Each shard has a
 // mutex, held briefly by Lookup and Insert; evicted values are released after it is
 // dropped, so freeing a large block never happens under the lock.
