@@ -26,8 +26,8 @@ class Iterator {
   virtual void Seek(Slice target) = 0;
   // Last key <= target.
   virtual void SeekForPrev(Slice target) = 0;
-  virtual void Next() = 0;  // requires Valid()
-  virtual void Prev() = 0;  // requires Valid()
+  virtual void Next() = 0;          // requires Valid()
+  virtual void Prev() = 0;          // requires Valid()
   virtual Slice key() const = 0;    // requires Valid()
   virtual Slice value() const = 0;  // requires Valid()
   // Not OK if the iterator hit an error (corruption, I/O). Valid() is then false.

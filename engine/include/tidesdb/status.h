@@ -16,7 +16,7 @@ class Status {
   enum class Code : unsigned char {
     kOk = 0,
     kNotFound,
-    kCorruption,       // a checksum or format check failed; message names file and offset
+    kCorruption,  // a checksum or format check failed; message names file and offset
     kNotSupported,
     kInvalidArgument,  // caller error (bad option, dropped column family, ...)
     kIOError,          // the operating system refused (message includes errno text)

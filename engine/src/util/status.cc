@@ -5,18 +5,30 @@ namespace tidesdb {
 namespace {
 const char* CodeName(Status::Code code) {
   switch (code) {
-    case Status::Code::kOk: return "OK";
-    case Status::Code::kNotFound: return "NotFound";
-    case Status::Code::kCorruption: return "Corruption";
-    case Status::Code::kNotSupported: return "NotSupported";
-    case Status::Code::kInvalidArgument: return "InvalidArgument";
-    case Status::Code::kIOError: return "IOError";
-    case Status::Code::kNoSpace: return "NoSpace";
-    case Status::Code::kBusy: return "Busy";
-    case Status::Code::kTimedOut: return "TimedOut";
-    case Status::Code::kDeadlock: return "Deadlock";
-    case Status::Code::kAborted: return "Aborted";
-    case Status::Code::kTryAgain: return "TryAgain";
+    case Status::Code::kOk:
+      return "OK";
+    case Status::Code::kNotFound:
+      return "NotFound";
+    case Status::Code::kCorruption:
+      return "Corruption";
+    case Status::Code::kNotSupported:
+      return "NotSupported";
+    case Status::Code::kInvalidArgument:
+      return "InvalidArgument";
+    case Status::Code::kIOError:
+      return "IOError";
+    case Status::Code::kNoSpace:
+      return "NoSpace";
+    case Status::Code::kBusy:
+      return "Busy";
+    case Status::Code::kTimedOut:
+      return "TimedOut";
+    case Status::Code::kDeadlock:
+      return "Deadlock";
+    case Status::Code::kAborted:
+      return "Aborted";
+    case Status::Code::kTryAgain:
+      return "TryAgain";
   }
   return "Unknown";
 }
