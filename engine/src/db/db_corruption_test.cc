@@ -16,6 +16,7 @@
 
 #include "testutil/test_util.h"
 #include "tidesdb/db.h"
+#include "wal/log_format.h"
 #include "wal/log_reader.h"
 
 namespace tidesdb {
@@ -296,8 +297,11 @@ TEST_F(CorruptionTest, WalTruncatedAnywhereRecoversAPrefix) {
   const std::string wal = OnlyFile(".wal");
   const auto records = ListRecords(Path(wal), LogKind::kWal);
   const uint64_t size = test::FileSizeOrZero(Path(wal));
+  ASSERT_GT(size, kFileHeaderSize);
   for (int i = 0; i < 8; ++i) {
-    const uint64_t cut = rng_() % size;
+    // Past the file header, which is synced before any record is written: a crash tears
+    // records, never the header (a file cut inside it is corruption, checked below).
+    const uint64_t cut = kFileHeaderSize + rng_() % (size - kFileHeaderSize);
     SCOPED_TRACE("WAL cut to " + std::to_string(cut) + " bytes");
     Restore();
     std::filesystem::resize_file(Path(wal), cut);
@@ -309,6 +313,13 @@ TEST_F(CorruptionTest, WalTruncatedAnywhereRecoversAPrefix) {
     }
     EXPECT_EQ(VerifyReads("none", lost), 0);
   }
+  // Cut inside the header: not a crash shape (see log_format.h), so Corruption naming the
+  // WAL, not a silent empty log.
+  Restore();
+  std::filesystem::resize_file(Path(wal), kFileHeaderSize / 2);
+  Status s = Open();
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.ToString().find(wal), std::string::npos) << s.ToString();
 }
 
 TEST_F(CorruptionTest, MissingWalIsCorruption) {
