@@ -128,18 +128,17 @@ Status DBImpl::Recover() {
   logged_wal_number_ = wal_number_;
   s = CheckRecoveredFilesLocked();
   if (!s.ok()) return s;
-  // A crash can leave files whose numbers were allocated but never logged (outputs of an
-  // unfinished flush or compaction). New files must not reuse those numbers: an orphan
-  // would then share a number with a live file.
-  {
-    std::vector<std::string> children;
-    s = env_->GetChildren(dbname_, &children);
-    if (!s.ok()) return s;
-    for (const auto& name : children) {
-      uint64_t number;
-      FileType type;
-      if (ParseFileName(name, &number, &type)) next_file_number_ = std::max(next_file_number_, number + 1);
-    }
+  // One listing serves the WAL replay below and this: a crash can leave files whose
+  // numbers were allocated but never logged (outputs of an unfinished flush or compaction).
+  // New files must not reuse those numbers: an orphan would then share a number with a
+  // live file.
+  std::vector<std::string> children;
+  s = env_->GetChildren(dbname_, &children);
+  if (!s.ok()) return s;
+  for (const auto& name : children) {
+    uint64_t number;
+    FileType type;
+    if (ParseFileName(name, &number, &type)) next_file_number_ = std::max(next_file_number_, number + 1);
   }
   uint64_t min_wal = wal_number_;
   // Everything recovered from the WAL is flushed below; write the manifest afresh first so
@@ -149,7 +148,7 @@ Status DBImpl::Recover() {
   if (old_manifest != 0 && old_manifest != manifest_number_)
     env_->RemoveFile(ManifestFileName(dbname_, old_manifest));
 
-  s = ReplayWals(l, min_wal);
+  s = ReplayWals(l, children, min_wal);
   if (!s.ok()) return s;
   // Flush what the WAL replay produced, so the old WALs can be deleted.
   for (auto& slot : slots_) {
@@ -376,10 +375,8 @@ Status DBImpl::ApplyRecoveredEdit(const VersionEdit& edit) {
   return Status::OK();
 }
 
-Status DBImpl::ReplayWals(std::unique_lock<std::mutex>& lock, uint64_t min_wal_number) {
-  std::vector<std::string> children;
-  Status s = env_->GetChildren(dbname_, &children);
-  if (!s.ok()) return s;
+Status DBImpl::ReplayWals(std::unique_lock<std::mutex>& lock, const std::vector<std::string>& children,
+                          uint64_t min_wal_number) {
   std::vector<uint64_t> wals;
   for (const auto& name : children) {
     uint64_t number;
@@ -391,9 +388,8 @@ Status DBImpl::ReplayWals(std::unique_lock<std::mutex>& lock, uint64_t min_wal_n
   }
   std::sort(wals.begin(), wals.end());
   for (size_t i = 0; i < wals.size(); ++i) {
-    s = ReplayWal(lock, wals[i], i + 1 == wals.size());
+    Status s = ReplayWal(lock, wals[i], i + 1 == wals.size());
     if (!s.ok()) return s;
-    next_file_number_ = std::max(next_file_number_, wals[i] + 1);
   }
   return Status::OK();
 }

@@ -130,7 +130,9 @@ class DBImpl final : public DB {
   Status NewDB();
   Status ReplayManifest(uint64_t* manifest_number);
   Status ApplyRecoveredEdit(const VersionEdit& edit);
-  Status ReplayWals(std::unique_lock<std::mutex>& lock, uint64_t min_wal_number);
+  // Replays the WALs among `children` (the directory's names) from min_wal_number on.
+  Status ReplayWals(std::unique_lock<std::mutex>& lock, const std::vector<std::string>& children,
+                    uint64_t min_wal_number);
   Status ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bool is_last);
   Status WriteSnapshotManifest();  // a new manifest holding the whole state, then CURRENT
   void BuildSnapshotEditLocked(VersionEdit* edit) const;
