@@ -210,49 +210,39 @@ RangeEstimate DBImpl::EstimateRange(ColumnFamilyHandle* cf, const Range& range) 
     view = GetReadView(cfd);
     cf_id = cfd->id;
   }
-  std::string start_key, limit_key;
-  AppendInternalKey(&start_key, range.start, kMaxSequence, kValueTypeForSeek);
-  if (!range.limit.empty()) AppendInternalKey(&limit_key, range.limit, kMaxSequence, kValueTypeForSeek);
-  auto in_range = [&](Slice user_key) { return range.limit.empty() || user_key < range.limit; };
-
-  // Memtables: count entries by walking at most a bounded number of them.
-  constexpr uint64_t kMemWalkLimit = 4096;
+  // Memtables: the skip list counts a big range on a sparse level, so the cost does not
+  // grow with the range and other CFs' entries (unified mode) never count.
   std::vector<std::shared_ptr<MemTable>> mems{view.mems->active};
   for (const auto& m : view.mems->immutables) mems.push_back(m);
   for (const auto& mem : mems) {
-    auto it = mem->NewIterator(cf_id);
-    uint64_t n = 0, bytes = 0;
-    for (it->Seek(start_key); it->Valid() && n < kMemWalkLimit && in_range(ExtractUserKey(it->key()));
-         it->Next()) {
-      ++n;
-      bytes += it->key().size() + it->value().size();
-    }
-    if (n == kMemWalkLimit) {
-      // Too many to count cheaply: assume the rest of the CF's memtable entries lie in the
-      // range in the same density as the ones walked.
-      uint64_t total = mem->NumEntries(cf_id);
-      bytes = total > 0 ? bytes * total / n : bytes;
-      n = std::max(n, total);
-    }
-    est.keys += n;
-    est.bytes += bytes;
+    const MemTable::RangeSize r = mem->ApproximateRangeSize(cf_id, range.start, range.limit);
+    est.keys += r.entries;
+    est.bytes += r.bytes;
   }
+
+  // SSTables: the share of a file's data bytes between the range's bounds, with its share
+  // of the file's entries. Offsets are interpolated inside blocks (ApproximateOffsetOf),
+  // so a range much smaller than a block still counts about what it holds.
+  std::string start_key, limit_key;
+  AppendInternalKey(&start_key, range.start, kMaxSequence, kValueTypeForSeek);
+  if (!range.limit.empty()) AppendInternalKey(&limit_key, range.limit, kMaxSequence, kValueTypeForSeek);
   for (const auto& level : view.version->levels) {
     for (const auto& f : level) {
       if (ExtractUserKey(f->largest) < range.start) continue;
       if (!range.limit.empty() && ExtractUserKey(f->smallest) >= range.limit) continue;
       std::shared_ptr<TableReader> table;
       if (!table_cache_->GetTable(f->file_number, f->file_size, &table).ok()) continue;
-      uint64_t begin = table->ApproximateOffsetOf(start_key);
-      uint64_t end = range.limit.empty() ? f->file_size : table->ApproximateOffsetOf(limit_key);
-      if (end <= begin) {
-        // The range falls inside one block: count a share of one block.
-        end = begin + std::min<uint64_t>(f->file_size, 4096) / 2;
-      }
-      uint64_t bytes = std::min(end - begin, f->file_size);
+      // Past the last entry ApproximateOffsetOf is the file size; the metadata blocks
+      // after the data hold no entries.
+      const uint64_t data = table->properties().data_size;
+      const uint64_t begin = std::min(table->ApproximateOffsetOf(start_key), data);
+      const uint64_t end = range.limit.empty() ? data : std::min(table->ApproximateOffsetOf(limit_key), data);
+      const uint64_t bytes = end > begin ? end - begin : 0;
+      const double share = data > 0 ? static_cast<double>(bytes) / static_cast<double>(data) : 0;
       est.bytes += bytes;
-      const uint64_t data = std::max<uint64_t>(table->properties().data_size, 1);
-      est.keys += std::max<uint64_t>(1, f->num_entries * std::min(bytes, data) / data);
+      // The file overlaps the range, so count at least one entry.
+      est.keys +=
+          std::max<uint64_t>(1, static_cast<uint64_t>(share * static_cast<double>(f->num_entries) + 0.5));
     }
   }
   return est;

@@ -555,6 +555,59 @@ TEST_P(DBTest, RangeEstimatesGrowWithTheRange) {
   EXPECT_EQ(none.keys, 0u);
 }
 
+// The optimizer picks index ranges by these estimates, so they must follow the range, not
+// the size of the memtable or of the file it falls in: each within 2x of the truth, in the
+// memtable and after a flush, with another CF's keys interleaved in the same key space
+// (in unified mode they share the memtable).
+TEST_P(DBTest, RangeEstimatesStayNearTheTrueCount) {
+  // Room for everything in one memtable; the default CF keeps the write buffer it was
+  // created with, so start a new database.
+  db_.reset();
+  std::filesystem::remove_all(dir_);
+  options_.unified_memtable_write_buffer_size = 256 << 20;
+  options_.default_cf_options.write_buffer_size = 256 << 20;
+  Reopen();
+  ColumnFamilyHandle* other;
+  ASSERT_TRUE(db_->CreateColumnFamily(options_.default_cf_options, "other", &other).ok());
+  auto key = [](int i, const char* suffix) {
+    char k[24];
+    std::snprintf(k, sizeof(k), "k%06d%s", i, suffix);
+    return std::string(k);
+  };
+  constexpr int kKeys = 100000;
+  for (int i = 0; i < kKeys; ++i) {
+    Put(key(i, ""), std::string(100, 'v'));
+    // Twice as many keys in the other CF, none of them in the default CF.
+    ASSERT_TRUE(db_->Put(WriteOptions(), other, key(i, "a"), "o").ok());
+    ASSERT_TRUE(db_->Put(WriteOptions(), other, key(i, "b"), "o").ok());
+  }
+  struct Case {
+    std::string start, limit;
+    uint64_t truth;
+  };
+  const std::vector<Case> cases = {
+      {key(20000, ""), key(25000, ""), 5000},
+      {key(61234, ""), key(61284, ""), 50},
+      {key(95000, ""), "", 5000},
+      {"", key(5000, ""), 5000},
+      {key(40000, ""), key(40050, "a"), 51},
+      {"", "", kKeys},
+  };
+  auto check = [&](const char* when) {
+    for (const auto& c : cases) {
+      RangeEstimate e = db_->EstimateRange(db_->DefaultColumnFamily(), Range{c.start, c.limit});
+      EXPECT_GE(e.keys, c.truth / 2) << when << " [" << c.start << ", " << c.limit << ")";
+      EXPECT_LE(e.keys, c.truth * 2) << when << " [" << c.start << ", " << c.limit << ")";
+    }
+  };
+  std::string files;
+  ASSERT_TRUE(db_->GetProperty(db_->DefaultColumnFamily(), "tidesdb.num-files-at-level0", &files));
+  ASSERT_EQ(files, "0");  // all 100,000 still in the memtable
+  check("memtable");
+  ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  check("flushed");
+}
+
 TEST_P(DBTest, StatisticsAreReported) {
   for (int i = 0; i < 100; ++i) {
     Put("k" + std::to_string(i), "v");

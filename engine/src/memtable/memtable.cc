@@ -3,6 +3,7 @@
 #include <cassert>
 #include <cstring>
 #include <new>
+#include <optional>
 
 #include "util/coding.h"
 
@@ -260,6 +261,25 @@ bool MemTable::Get(uint32_t cf_id, Slice user_key, SequenceNumber snapshot, Valu
 
 std::unique_ptr<InternalIterator> MemTable::NewIterator(uint32_t cf_id) const {
   return std::make_unique<Iterator>(&table_, cf_id);
+}
+
+MemTable::RangeSize MemTable::ApproximateRangeSize(uint32_t cf_id, Slice start, Slice limit) const {
+  // (cf, key, kFirstTrailer) sorts before every version of key, so the bounds take in all
+  // versions of start and none of limit. No limit: up to the first entry of the next CF.
+  LookupKey lower(cf_id, start, kFirstTrailer);
+  std::optional<LookupKey> upper;
+  if (!limit.empty()) {
+    upper.emplace(cf_id, limit, kFirstTrailer);
+  } else if (cf_id != UINT32_MAX) {
+    upper.emplace(cf_id + 1, Slice(), kFirstTrailer);
+  }
+  auto entry_size = [](const char* entry) {
+    DecodedEntry e = DecodeEntry(entry);
+    return e.internal_key.size() + e.value.size();
+  };
+  Table::RangeSize r = table_.ApproximateRangeSize(lower.entry(), upper ? upper->entry() : nullptr,
+                                                   kExactRangeEntries, entry_size);
+  return RangeSize{r.entries, r.bytes};
 }
 
 MemTable::CfStats* MemTable::FindCfStats(uint32_t cf_id) const {

@@ -66,6 +66,18 @@ class MemTable {
   // oldest). status() is always OK.
   std::unique_ptr<InternalIterator> NewIterator(uint32_t cf_id) const;
 
+  // Approximate number of entries of one CF with user keys in [start, limit) (empty
+  // limit: no upper bound), deletions and every version included, and their bytes
+  // (internal key + value). Exact for ranges of up to kExactRangeEntries entries, within
+  // a few percent beyond; the cost does not grow with the range (SkipList::
+  // ApproximateRangeSize), so it suits query planning on a full memtable.
+  static constexpr uint64_t kExactRangeEntries = 1024;
+  struct RangeSize {
+    uint64_t entries = 0;
+    uint64_t bytes = 0;
+  };
+  RangeSize ApproximateRangeSize(uint32_t cf_id, Slice start, Slice limit) const;
+
   // Ids of the CFs that have entries, ascending. Kept at insert time (no scan).
   std::vector<uint32_t> ColumnFamilies() const;
   // Entries of one CF (deletions included), and of those the deletions (kDeletion).

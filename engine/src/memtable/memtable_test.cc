@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <random>
 #include <string>
@@ -278,6 +279,42 @@ TEST(MemTable, ColumnFamiliesAndCounts) {
   EXPECT_EQ(mem.num_entries(), 5u);
   EXPECT_FALSE(mem.empty());
   EXPECT_GT(mem.ApproximateMemoryUsage(), 0u);
+}
+
+TEST(MemTable, ApproximateRangeSizeCountsOneColumnFamily) {
+  MemTable mem;
+  // CF 5 holds a0000..a4999 (two versions of the even ones); CFs 4 and 6, on both sides of
+  // it in the list, hold the same user keys and more, which must never count.
+  uint64_t bytes_of_a0100_to_a0200 = 0;
+  SequenceNumber seq = 1;
+  for (int i = 0; i < 5000; ++i) {
+    char k[16];
+    std::snprintf(k, sizeof(k), "a%04d", i);
+    for (int v = 0; v < (i % 2 == 0 ? 2 : 1); ++v) {
+      mem.Add(5, seq++, ValueType::kValue, k, "value");
+      if (i >= 100 && i < 200) bytes_of_a0100_to_a0200 += std::strlen(k) + 8 + 5;
+    }
+    mem.Add(4, seq++, ValueType::kValue, k, "x");
+    mem.Add(6, seq++, ValueType::kValue, k, "x");
+    mem.Add(6, seq++, ValueType::kDeletion, std::string(k) + "b", "");
+  }
+  MemTable::RangeSize small = mem.ApproximateRangeSize(5, "a0100", "a0200");
+  EXPECT_EQ(small.entries, 150u);  // every version counts
+  EXPECT_EQ(small.bytes, bytes_of_a0100_to_a0200);
+  EXPECT_EQ(mem.ApproximateRangeSize(5, "a4990", "").entries, 15u);  // stops at CF 6
+  EXPECT_EQ(mem.ApproximateRangeSize(5, "", "a0004").entries, 6u);   // starts at CF 5
+  EXPECT_EQ(mem.ApproximateRangeSize(5, "b", "").entries, 0u);
+  EXPECT_EQ(mem.ApproximateRangeSize(5, "a0200", "a0100").entries, 0u);
+  EXPECT_EQ(mem.ApproximateRangeSize(7, "", "").entries, 0u);
+  // A whole CF of 7,500 entries, estimated from a sparse level.
+  MemTable::RangeSize all = mem.ApproximateRangeSize(5, "", "");
+  EXPECT_GT(all.entries, 7500u / 2);
+  EXPECT_LT(all.entries, 7500u * 2);
+  // The largest CF id has no next CF to stop at.
+  mem.Add(UINT32_MAX, seq++, ValueType::kValue, "z", "1");
+  mem.Add(UINT32_MAX, seq++, ValueType::kValue, "zz", "1");
+  EXPECT_EQ(mem.ApproximateRangeSize(UINT32_MAX, "z", "").entries, 2u);
+  EXPECT_EQ(mem.ApproximateRangeSize(UINT32_MAX, "", "zz").entries, 1u);
 }
 
 TEST(MemTable, SequenceRangeIsOrderIndependent) {

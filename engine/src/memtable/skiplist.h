@@ -69,6 +69,22 @@ class SkipList {
   // lookup key that the comparator accepts.
   bool Contains(const char* key) const;
 
+  // Approximate number of entries in [start, limit) (limit nullptr: to the end), and the
+  // sum of entry_size(entry) over them, without walking them all. A node reaches level L
+  // with probability kBranching^-L, independently of its entry, so counting the range's
+  // nodes on level L and scaling by kBranching^L is unbiased, with a relative error of
+  // about 1/sqrt(count). This counts on the lowest level that holds at most max_walk of
+  // them: exact when the range has at most max_walk entries, within a few percent when
+  // max_walk is in the hundreds or more. Visits O(max_walk + log n) nodes whatever the
+  // range's size; a reader like Iterator (entries being inserted may or may not count).
+  struct RangeSize {
+    uint64_t entries = 0;
+    uint64_t bytes = 0;
+  };
+  template <typename EntrySize>
+  RangeSize ApproximateRangeSize(const char* start, const char* limit, uint64_t max_walk,
+                                 EntrySize entry_size) const;
+
   // A position in the list. Cheap to create; not itself thread-safe (one per thread), but
   // it may be used while other threads insert: it then sees some of their entries.
   class Iterator {
@@ -248,6 +264,41 @@ template <typename Comparator>
 bool SkipList<Comparator>::Contains(const char* key) const {
   Node* node = FindGreaterOrEqual(key);
   return node != nullptr && compare_(node->Entry(), key) == 0;
+}
+
+template <typename Comparator>
+template <typename EntrySize>
+typename SkipList<Comparator>::RangeSize SkipList<Comparator>::ApproximateRangeSize(
+    const char* start, const char* limit, uint64_t max_walk, EntrySize entry_size) const {
+  RangeSize best;
+  bool have_best = false;
+  Node* x = head_;        // the last node < start found so far (or the head)
+  Node* bound = nullptr;  // known >= start: the first such node on the level above
+  uint64_t weight = 1;
+  const int top = max_height_.load(std::memory_order_relaxed) - 1;
+  for (int level = 0; level < top; ++level) weight *= kBranching;
+  for (int level = top; level >= 0; --level, weight /= kBranching) {
+    Node* next = x->Next(level);
+    while (next != bound && KeyIsAfterNode(start, next)) {
+      x = next;
+      next = x->Next(level);
+    }
+    bound = next;
+    // Count this level's nodes in the range; past max_walk the level above (already
+    // counted) is the answer. The top level is always counted in full: it is the
+    // sparsest there is.
+    uint64_t count = 0, bytes = 0;
+    for (Node* n = next; n != nullptr && (limit == nullptr || compare_(n->Entry(), limit) < 0);
+         n = n->Next(level)) {
+      if (have_best && count == max_walk) return best;
+      ++count;
+      bytes += entry_size(n->Entry());
+    }
+    best.entries = count * weight;
+    best.bytes = bytes * weight;
+    have_best = true;
+  }
+  return best;
 }
 
 template <typename Comparator>

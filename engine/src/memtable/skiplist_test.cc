@@ -307,6 +307,68 @@ constexpr int kConcurrentRounds = 2;
 constexpr int kConcurrentRounds = 6;
 #endif
 
+TEST(SkipList, ApproximateRangeSizeIsExactWhenSmallAndCheapWhenLarge) {
+  Arena arena;
+  TestList list(TestComparator(), &arena);
+  constexpr uint64_t kKeys = 200000;
+  for (uint64_t k = 0; k < kKeys; ++k) InsertKey(&list, 2 * k);  // even keys only
+  uint64_t visited = 0;
+  auto entry_size = [&visited](const char* entry) {
+    ++visited;
+    return sizeof(uint64_t) + 1 + PayloadSize(KeyOf(entry));
+  };
+  auto exact_bytes = [](uint64_t from, uint64_t to) {  // keys 2k in [from, to)
+    uint64_t bytes = 0;
+    for (uint64_t k = (from + 1) / 2; 2 * k < to && k < kKeys; ++k)
+      bytes += sizeof(uint64_t) + 1 + PayloadSize(2 * k);
+    return bytes;
+  };
+
+  // Ranges of at most max_walk entries: counted one by one.
+  constexpr uint64_t kMaxWalk = 256;
+  for (auto [from, to] : std::vector<std::pair<uint64_t, uint64_t>>{{0, 1},
+                                                                    {0, 2},
+                                                                    {1, 2},
+                                                                    {7, 7},
+                                                                    {9, 3},
+                                                                    {1000, 1512},
+                                                                    {123457, 123457 + 511},
+                                                                    {2 * kKeys - 100, UINT64_MAX}}) {
+    SCOPED_TRACE(std::to_string(from) + ".." + std::to_string(to));
+    const Probe start(from), limit(to);
+    TestList::RangeSize r = list.ApproximateRangeSize(start.entry(), limit.entry(), kMaxWalk, entry_size);
+    const uint64_t truth = from < to ? (std::min(to, 2 * kKeys) + 1) / 2 - (from + 1) / 2 : 0;
+    EXPECT_EQ(r.entries, truth);
+    EXPECT_EQ(r.bytes, from < to ? exact_bytes(from, to) : 0);
+  }
+  const Probe past_end(2 * kKeys);
+  EXPECT_EQ(list.ApproximateRangeSize(past_end.entry(), nullptr, kMaxWalk, entry_size).entries, 0u);
+
+  // Larger ranges: sampled on a sparser level. A level holding more than max_walk / 4 of
+  // the range's nodes is off by ~1/sqrt(64) = 12.5% (one sigma), so 50% is four sigmas.
+  for (auto [from, to] : std::vector<std::pair<uint64_t, uint64_t>>{
+           {0, 2 * 600}, {5000, 5000 + 2 * 5000}, {100000, 100000 + 2 * 50000}, {0, 2 * kKeys}}) {
+    SCOPED_TRACE(std::to_string(from) + ".." + std::to_string(to));
+    const Probe start(from), limit(to);
+    visited = 0;
+    TestList::RangeSize r = list.ApproximateRangeSize(start.entry(), limit.entry(), kMaxWalk, entry_size);
+    const double truth = static_cast<double>(to - from) / 2;
+    EXPECT_GT(r.entries, truth * 0.5);
+    EXPECT_LT(r.entries, truth * 1.5);
+    const double bytes = static_cast<double>(exact_bytes(from, to));
+    EXPECT_GT(r.bytes, bytes * 0.5);
+    EXPECT_LT(r.bytes, bytes * 1.5);
+    // Never a walk of the whole range: at most max_walk nodes on each level, and one more
+    // walk of max_walk on the level found too dense.
+    EXPECT_LE(visited, (TestList::kMaxHeight + 1) * kMaxWalk);
+  }
+  // With no limit, to the end of the list.
+  const Probe start(0);
+  TestList::RangeSize all = list.ApproximateRangeSize(start.entry(), nullptr, kMaxWalk, entry_size);
+  EXPECT_GT(all.entries, kKeys / 2);
+  EXPECT_LT(all.entries, kKeys * 3 / 2);
+}
+
 TEST(SkipList, ConcurrentInsertsAndReads) {
   const uint32_t seed = TestSeed("SkipList.ConcurrentInsertsAndReads");
   for (int round = 0; round < kConcurrentRounds && !HasFailure(); ++round) {

@@ -1,5 +1,8 @@
 #include "sst/table_reader.h"
 
+#include <algorithm>
+#include <utility>
+
 #include "cache/block_cache.h"
 #include "db/dbformat.h"
 
@@ -15,6 +18,76 @@ bool HandleWithin(const BlockHandle& h, uint64_t limit) {
 
 bool DecodeHandleValue(Slice value, BlockHandle* handle) {
   return handle->DecodeFrom(&value) && value.empty();
+}
+
+// Where key falls between the user keys lower < upper, as a fraction in [0, 1]: the bytes
+// after the two bounds' common prefix are read as the digits of a number. The digits'
+// alphabet is the bytes of the bounds, widened to whole ASCII classes (digits, upper and
+// lower case letters; printable ASCII if that is still under ten symbols), or all 256
+// byte values when a bound is not printable text. So between "k0120" and "k0130", "k0123"
+// sits at 0.3, as in decimal, and big-endian binary integers interpolate as numbers. A
+// key byte outside the alphabet saturates the rest of the digits (to the lowest or the
+// highest), which keeps the result non-decreasing as key grows. 0.5 when the bounds'
+// first digits do not differ.
+double KeyFraction(Slice lower, Slice upper, Slice key) {
+  if (key <= lower) return 0;
+  if (key >= upper) return 1;
+  size_t prefix = 0;
+  while (prefix < lower.size() && prefix < upper.size() && lower[prefix] == upper[prefix]) ++prefix;
+  // lower < key < upper, so key has that prefix too. Twelve digits exhaust a double.
+  constexpr size_t kDigits = 12;
+  lower = lower.substr(prefix, kDigits);
+  upper = upper.substr(prefix, kDigits);
+  key = key.substr(prefix, kDigits);
+
+  unsigned lo = 0xff, hi = 0;
+  bool text = true;
+  for (Slice bound : {lower, upper}) {
+    for (char c : bound) {
+      const auto b = static_cast<unsigned char>(c);
+      lo = std::min<unsigned>(lo, b);
+      hi = std::max<unsigned>(hi, b);
+      text = text && b >= ' ' && b <= '~';
+    }
+  }
+  if (!text) {
+    lo = 0;
+    hi = 0xff;
+  } else {
+    for (auto [first, last] : {std::pair<unsigned, unsigned>{'0', '9'}, {'A', 'Z'}, {'a', 'z'}}) {
+      if (lo <= last && hi >= first) {
+        lo = std::min(lo, first);
+        hi = std::max(hi, last);
+      }
+    }
+    if (hi - lo < 9) {
+      lo = ' ';
+      hi = '~';
+    }
+  }
+  const double base = hi - lo + 1;
+  auto value = [&](Slice s) {
+    double v = 0, scale = 1;
+    int saturated = 0;  // -1: the rest are lowest digits, +1: highest
+    for (size_t i = 0; i < kDigits; ++i) {
+      scale /= base;
+      if (saturated == 0 && i < s.size()) {
+        const auto b = static_cast<unsigned char>(s[i]);
+        if (b < lo) {
+          saturated = -1;
+        } else if (b > hi) {
+          saturated = 1;
+        } else {
+          v += (b - lo) * scale;
+        }
+      }
+      if (saturated > 0) v += (base - 1) * scale;
+    }
+    return v;
+  };
+  const double v_lower = value(lower), v_upper = value(upper);
+  if (v_upper <= v_lower) return 0.5;
+  return std::clamp((value(key) - v_lower) / (v_upper - v_lower), 0.0, 1.0);
 }
 
 }  // namespace
@@ -168,8 +241,15 @@ uint64_t TableReader::ApproximateOffsetOf(Slice internal_key) const {
   std::unique_ptr<InternalIterator> it = index_block_->NewIterator();
   it->Seek(internal_key);
   BlockHandle handle;
-  if (it->Valid() && DecodeHandleValue(it->value(), &handle)) return handle.offset();
-  return file_size_;
+  if (!it->Valid() || !DecodeHandleValue(it->value(), &handle)) return file_size_;
+  // The block holds the keys after the previous block's index key (or from the table's
+  // smallest key) up to its own index key: place the key by where it falls between them.
+  const std::string upper(ExtractUserKey(it->key()));
+  it->Prev();
+  const std::string lower(ExtractUserKey(it->Valid() ? it->key() : Slice(props_.smallest_key)));
+  const double fraction = KeyFraction(lower, upper, ExtractUserKey(internal_key));
+  return handle.offset() +
+         static_cast<uint64_t>(fraction * static_cast<double>(handle.size() + kBlockTrailerSize));
 }
 
 // Two-level iteration: the index iterator picks a data block, a block iterator

@@ -53,8 +53,10 @@ class TableReader {
   uint64_t file_size() const { return file_size_; }
   const std::string& file_name() const { return fname_; }
 
-  // Approximate file offset where entries >= internal_key begin: the offset of the data
-  // block that would hold the key, or the file size when the key is past the last entry.
+  // Approximate file offset where entries >= internal_key begin: inside the data block
+  // that would hold the key, at the key's place between the block's bounds (its index key
+  // and the previous block's) interpolated as numbers; the file size when the key is past
+  // the last entry. Non-decreasing in the key; reads nothing (the index is in memory).
   uint64_t ApproximateOffsetOf(Slice internal_key) const;
 
  private:

@@ -403,6 +403,51 @@ TEST(TableTest, CompressionSavesSpaceOnlyWhenWorthIt) {
   }
 }
 
+// Inside a block an offset is interpolated between the block's bounds, so the share of
+// the data between two keys follows the share of the entries even for ranges much smaller
+// than a block (range estimates for query planning), for decimal text keys and for
+// big-endian binary keys alike. Offsets never decrease, whatever bytes a probe holds.
+TEST(TableTest, ApproximateOffsetsFollowTheEntriesInsideBlocks) {
+  for (bool binary : {false, true}) {
+    SCOPED_TRACE(binary ? "binary keys" : "text keys");
+    auto user_key = [binary](int i) {
+      if (!binary) return UserKey(i);
+      std::string k = "\x01\x02";  // a fixed prefix, as an index id would be
+      const uint64_t n = static_cast<uint64_t>(i) * 7777;
+      for (int b = 7; b >= 0; --b) k.push_back(static_cast<char>(n >> (8 * b)));
+      return k;
+    };
+    constexpr int kKeys = 20000;
+    std::vector<Entry> entries;
+    for (int i = 0; i < kKeys; ++i) {
+      entries.emplace_back(IKey(user_key(i), 100 + i, ValueType::kValue), std::string(100, 'v'));
+    }
+    const BuiltTable t = BuildTable(ColumnFamilyOptions(), entries);
+    std::unique_ptr<TableReader> reader;
+    ASSERT_TRUE(OpenTable(t.contents, nullptr, &reader).ok());
+    auto offset = [&](const std::string& key) { return reader->ApproximateOffsetOf(SeekKey(key)); };
+
+    uint64_t last = 0;
+    for (int i = 0; i < kKeys; i += 7) {
+      for (const std::string& probe :
+           {user_key(i), user_key(i) + "\x01", user_key(i) + "z", user_key(i) + "\xff"}) {
+        const uint64_t off = offset(probe);
+        ASSERT_GE(off, last) << i;
+        last = off;
+      }
+    }
+    for (int width : {5, 50, 500, 5000}) {
+      for (int from = 0; from + width <= kKeys; from += 997) {
+        const uint64_t begin = offset(user_key(from)), end = offset(user_key(from + width));
+        const double estimate =
+            static_cast<double>(end - begin) / static_cast<double>(t.props.data_size) * kKeys;
+        EXPECT_GE(estimate, width / 2.0) << "[" << from << ", " << from + width << ")";
+        EXPECT_LE(estimate, width * 2.0) << "[" << from << ", " << from + width << ")";
+      }
+    }
+  }
+}
+
 TEST(FormatTest, PropertiesRoundTripSkippingUnknownTags) {
   TableProperties p;
   p.cf_id = 0xfffffffe;
