@@ -1,61 +1,433 @@
 #include "ha_tidesdb.h"
 
 #include <mysqld_error.h>
+#include <sql_class.h>
+
+#include <algorithm>
+
+#include "dictionary.h"
+#include "row_codec.h"
+#include "status.h"
 
 namespace tidesql {
 
-const char kTablesUnsupportedMessage[] = "TidesDB: tables are not supported yet by this build";
-
 namespace {
 
-// Reports the refusal to the client and returns the code that keeps print_error() quiet.
-int refuse_table_operation() {
-  my_printf_error(ER_NOT_SUPPORTED_YET, "%s", MYF(0), kTablesUnsupportedMessage);
-  return HA_ERR_TIDESDB_REPORTED;
+// Dictionary name of a table path: "./db/t1" -> "db/t1"; temporary tables keep their
+// absolute path.
+std::string dictionary_name(const char* path) {
+  if (path[0] == '.' && path[1] == '/') return std::string(path + 2);
+  return std::string(path);
 }
 
 }  // namespace
 
+bool TableShare::resolve_column_families() {
+  cfs.clear();
+  for (uint64_t id : def.index_ids) {
+    tidesdb::ColumnFamilyHandle* cf = index_column_family(id);
+    if (cf == nullptr) return false;
+    cfs.push_back(cf);
+  }
+  return true;
+}
+
 ha_tidesdb::ha_tidesdb(handlerton* hton, TABLE_SHARE* share) : handler(hton, share) {}
 
+ha_tidesdb::~ha_tidesdb() { close_iterator(); }
+
 handler::Table_flags ha_tidesdb::table_flags() const {
-  // What the server validates in CREATE TABLE before create() is called: nullable and BLOB
-  // key parts are allowed, so such tables get create()'s answer too.
-  return HA_BINLOG_ROW_CAPABLE | HA_NULL_IN_KEY | HA_CAN_INDEX_BLOBS | HA_REC_NOT_IN_SEQ;
+  Table_flags flags = HA_BINLOG_ROW_CAPABLE | HA_NULL_IN_KEY | HA_CAN_INDEX_BLOBS | HA_REC_NOT_IN_SEQ |
+                      HA_PRIMARY_KEY_IN_READ_INDEX | HA_CAN_VIRTUAL_COLUMNS | HA_CAN_SQL_HANDLER |
+                      HA_TABLE_SCAN_ON_INDEX | HA_CAN_GEOMETRY | HA_CAN_BIT_FIELD | HA_CONCURRENT_OPTIMIZE |
+                      HA_CAN_TABLES_WITHOUT_ROLLBACK;
+  if (table_share != nullptr && table_share->primary_key != MAX_KEY)
+    flags |= HA_PRIMARY_KEY_REQUIRED_FOR_POSITION;
+  // Statement-based binary logging is safe only where a statement's reads are repeatable
+  // (as for InnoDB): REPEATABLE READ and SERIALIZABLE.
+  THD* thd = ha_thd();
+  if (thd == nullptr || thd_tx_isolation(thd) >= ISO_REPEATABLE_READ) flags |= HA_BINLOG_STMT_CAPABLE;
+  return flags;
 }
 
 ulong ha_tidesdb::index_flags(uint index, uint part, bool all_parts) const {
-  return 0;  // no index can be read: no table can be opened
+  ulong flags = HA_READ_NEXT | HA_READ_PREV | HA_READ_ORDER | HA_READ_RANGE | HA_KEYREAD_ONLY;
+  if (table_share != nullptr && index == table_share->primary_key) flags |= HA_CLUSTERED_INDEX;
+  return flags;
 }
 
+int ha_tidesdb::report(const tidesdb::Status& status, const char* what) {
+  int error = ha_error_from_status(status, what);
+  on_row_error(ha_thd(), trx_context(ha_thd()), error);
+  return error;
+}
+
+tidesdb::Transaction* ha_tidesdb::txn() {
+  // The TABLE (and so this handler) outlives connections in the table cache: always the
+  // current connection's context.
+  trx_ = trx_context(ha_thd());
+  if (!trx_->txn || trx_->txn->state() != tidesdb::Transaction::State::kActive)
+    begin_statement(ha_thd(), trx_);
+  return trx_->txn.get();
+}
+
+// --- DDL -------------------------------------------------------------------------------------
+
 int ha_tidesdb::create(const char* name, TABLE* form, HA_CREATE_INFO* create_info) {
-  return refuse_table_operation();
+  if (transaction_db() == nullptr) return HA_ERR_INTERNAL_ERROR;
+  std::string dict = dictionary_name(name);
+  TableDef shape;
+  shape.hidden_pk = form->s->primary_key == MAX_KEY;
+  shape.temporary = (create_info->options & HA_LEX_CREATE_TMP_TABLE) != 0;
+  shape.auto_increment_start = create_info->auto_increment_value;
+  TableDef created;
+  tidesdb::Status s = dictionary_create_table(dict, form->s->keys, shape, &created);
+  if (s.IsInvalidArgument()) {
+    // The server has no table of this name (it checked its .frm files), so the dictionary
+    // entry is a leftover of a DROP that did not finish: the new table must start empty.
+    sql_print_warning("TidesDB: replacing the stale dictionary entry of %s", dict.c_str());
+    s = dictionary_drop_table(dict);
+    if (s.ok()) s = dictionary_create_table(dict, form->s->keys, shape, &created);
+  }
+  if (!s.ok()) return ha_error_from_status(s, "CREATE TABLE");
+  return 0;
+}
+
+int ha_tidesdb::load_share(const char* name) {
+  lock_shared_ha_data();
+  share_ = static_cast<TableShare*>(get_ha_share_ptr());
+  if (share_ == nullptr) {
+    auto share = std::make_unique<TableShare>();
+    share->name = dictionary_name(name);
+    tidesdb::Status s = dictionary_load_table(share->name, &share->def);
+    int error = 0;
+    if (s.IsNotFound()) {
+      error = HA_ERR_NO_SUCH_TABLE;
+    } else if (!s.ok()) {
+      error = ha_error_from_status(s, "open table");
+    } else if (share->def.index_ids.size() != table->s->keys + (has_hidden_pk() ? 1u : 0u) ||
+               share->def.hidden_pk != has_hidden_pk()) {
+      sql_print_error(
+          "TidesDB: the dictionary entry of %s does not match its .frm (%zu column families "
+          "for %u keys)",
+          share->name.c_str(), share->def.index_ids.size(), table->s->keys);
+      error = HA_ERR_TABLE_DEF_CHANGED;
+    } else if (!share->resolve_column_families()) {
+      sql_print_error("TidesDB: a column family of table %s is missing", share->name.c_str());
+      error = HA_ERR_CRASHED_ON_USAGE;
+    }
+    if (error != 0) {
+      unlock_shared_ha_data();
+      return error;
+    }
+    share->stats_loaded = dictionary_load_stats(share->def.table_id, &share->stats).ok();
+    share_ = share.release();
+    set_ha_share_ptr(share_);
+  }
+  unlock_shared_ha_data();
+  return 0;
 }
 
 int ha_tidesdb::open(const char* name, int mode, uint test_if_locked) {
-  // Reached only through a .frm that names the engine but was made elsewhere.
-  return refuse_table_operation();
+  if (transaction_db() == nullptr) return HA_ERR_INTERNAL_ERROR;
+  int error = load_share(name);
+  if (error != 0) return error;
+  codecs_.resize(table->s->keys);
+  for (uint i = 0; i < table->s->keys; i++) codecs_[i].init(table, i);
+  // ref: 2-byte length + the primary key (or the 8-byte hidden row id).
+  ref_length = has_hidden_pk() ? 8 : 2 + static_cast<uint>(codecs_[table->s->primary_key].max_length());
+  scratch_record_.reset(new uchar[table->s->reclength + 8]);
+  old_keys_.resize(table->s->keys);
+  new_keys_.resize(table->s->keys);
+  new_values_.resize(table->s->keys);
+  return 0;
 }
 
-int ha_tidesdb::close() { return 0; }
+int ha_tidesdb::close() {
+  close_iterator();
+  return 0;
+}
 
-int ha_tidesdb::rnd_init(bool scan) { return HA_ERR_WRONG_COMMAND; }
+int ha_tidesdb::delete_table(const char* name) {
+  if (transaction_db() == nullptr) return HA_ERR_INTERNAL_ERROR;
+  tidesdb::Status s = dictionary_drop_table(dictionary_name(name));
+  if (s.IsNotFound()) return 0;  // nothing of it in the engine: the DROP can finish
+  if (!s.ok()) return ha_error_from_status(s, "DROP TABLE");
+  return 0;
+}
 
-int ha_tidesdb::rnd_next(uchar* buf) { return HA_ERR_WRONG_COMMAND; }
+int ha_tidesdb::rename_table(const char* from, const char* to) {
+  if (transaction_db() == nullptr) return HA_ERR_INTERNAL_ERROR;
+  tidesdb::Status s = dictionary_rename_table(dictionary_name(from), dictionary_name(to));
+  if (s.IsNotFound()) return HA_ERR_NO_SUCH_TABLE;
+  if (s.IsInvalidArgument()) return HA_ERR_TABLE_EXIST;
+  if (!s.ok()) return ha_error_from_status(s, "RENAME TABLE");
+  return 0;
+}
 
-int ha_tidesdb::rnd_pos(uchar* buf, uchar* pos) { return HA_ERR_WRONG_COMMAND; }
+int ha_tidesdb::truncate() {
+  close_iterator();
+  if (trx_ != nullptr) trx_->release_cursors();
+  std::lock_guard<std::mutex> guard(share_->mutex);
+  TableDef renewed;
+  tidesdb::Status s = dictionary_truncate_table(share_->name, 0, &renewed);
+  if (!s.ok()) return ha_error_from_status(s, "TRUNCATE TABLE");
+  share_->def = renewed;
+  if (!share_->resolve_column_families()) return HA_ERR_CRASHED_ON_USAGE;
+  share_->next_row_id = 0;
+  share_->next_auto_increment = 0;
+  share_->stats = TableStats();
+  share_->stats_loaded = false;
+  return 0;
+}
 
-void ha_tidesdb::position(const uchar* record) {}
+int ha_tidesdb::reset_auto_increment(ulonglong value) {
+  share_->next_auto_increment = value == 0 ? 1 : value;
+  return 0;
+}
 
-int ha_tidesdb::info(uint flag) { return 0; }
+void ha_tidesdb::update_create_info(HA_CREATE_INFO* create_info) {
+  if (!(create_info->used_fields & HA_CREATE_USED_AUTO)) {
+    info(HA_STATUS_AUTO);
+    create_info->auto_increment_value = stats.auto_increment_value;
+  }
+}
+
+bool ha_tidesdb::check_if_incompatible_data(HA_CREATE_INFO* info, uint table_changes) {
+  // Every ALTER rebuilds the table through the server's copy path (online DDL is later).
+  return COMPATIBLE_DATA_NO;
+}
+
+// --- statistics ------------------------------------------------------------------------------
+
+uint64_t ha_tidesdb::estimated_rows(tidesdb::ColumnFamilyHandle* cf) {
+  return base_db()->EstimateRange(cf, tidesdb::Range{"", ""}).keys;
+}
+
+int ha_tidesdb::info(uint flag) {
+  if (share_ == nullptr) return 0;
+  if (flag & HA_STATUS_VARIABLE) {
+    tidesdb::RangeEstimate data = base_db()->EstimateRange(data_cf(), tidesdb::Range{"", ""});
+    stats.records = data.keys;
+    stats.deleted = 0;
+    stats.data_file_length = data.bytes;
+    stats.index_file_length = 0;
+    for (uint i = 0; i < table->s->keys; i++)
+      if (!is_primary(i)) stats.index_file_length += base_db()->EstimateRange(index_cf(i), {"", ""}).bytes;
+    stats.mean_rec_length = stats.records ? static_cast<ulong>(stats.data_file_length / stats.records) : 0;
+  }
+  if (flag & HA_STATUS_CONST) {
+    const TableStats& st = share_->stats;
+    for (uint i = 0; i < table->s->keys; i++) {
+      KEY& key = table->key_info[i];
+      for (uint j = 0; j < key.ext_key_parts; j++) {
+        ulong value = 0;
+        if (share_->stats_loaded && i < st.rec_per_key.size() && j < st.rec_per_key[i].size())
+          value = static_cast<ulong>(std::max<uint64_t>(1, st.rec_per_key[i][j]));
+        if ((key.flags & HA_NOSAME) && j + 1 >= key.user_defined_key_parts) value = 1;
+        key.rec_per_key[j] = value;
+      }
+    }
+    stats.block_size = 16384;
+  }
+  if (flag & HA_STATUS_AUTO) {
+    if (table->found_next_number_field != nullptr && load_auto_increment() == 0)
+      stats.auto_increment_value = share_->next_auto_increment.load();
+    else
+      stats.auto_increment_value = 0;
+  }
+  return 0;
+}
+
+ha_rows ha_tidesdb::records_in_range(uint index, const key_range* min_key, const key_range* max_key,
+                                     page_range* pages) {
+  const KeyCodec& codec = codecs_[index];
+  std::string start, limit;
+  if (min_key != nullptr) {
+    codec.append_key_image(min_key->key, min_key->length, scratch_record_.get(), &start);
+    if (min_key->flag == HA_READ_AFTER_KEY) start = prefix_successor(start);
+  }
+  if (max_key != nullptr) {
+    codec.append_key_image(max_key->key, max_key->length, scratch_record_.get(), &limit);
+    // AFTER_KEY: every entry with the prefix is inside; BEFORE_KEY: those are outside.
+    if (max_key->flag == HA_READ_AFTER_KEY) limit = prefix_successor(limit);
+  }
+  if (min_key != nullptr && max_key != nullptr && !start.empty() && start == prefix_successor(limit) &&
+      codec.unique())
+    return 1;
+  if (!limit.empty() && start >= limit) return 1;
+  tidesdb::RangeEstimate e = base_db()->EstimateRange(index_cf(index), tidesdb::Range{start, limit});
+  return std::max<ha_rows>(1, e.keys);
+}
+
+double ha_tidesdb::scan_time() {
+  // About one I/O unit per 16 KiB of data, as a B-tree engine's page count.
+  return static_cast<double>(stats.data_file_length) / 16384.0 + 2;
+}
+
+int ha_tidesdb::extra(enum ha_extra_function operation) {
+  switch (operation) {
+    case HA_EXTRA_KEYREAD:
+      keyread_ = true;
+      break;
+    case HA_EXTRA_NO_KEYREAD:
+      keyread_ = false;
+      break;
+    case HA_EXTRA_IGNORE_DUP_KEY:
+      ignore_dup_key_ = true;
+      break;
+    case HA_EXTRA_NO_IGNORE_DUP_KEY:
+      ignore_dup_key_ = false;
+      break;
+    default:
+      break;
+  }
+  return 0;
+}
+
+int ha_tidesdb::reset() {
+  close_iterator();
+  keyread_ = false;
+  ignore_dup_key_ = false;
+  lock_type_ = TL_READ;
+  return 0;
+}
+
+// --- maintenance -----------------------------------------------------------------------------
+
+int ha_tidesdb::analyze(THD* thd, HA_CHECK_OPT* check_opt) {
+  TableStats st;
+  tidesdb::ReadOptions ro;
+  ro.fill_cache = false;
+  {
+    auto it = base_db()->NewIterator(ro, data_cf());
+    for (it->SeekToFirst(); it->Valid(); it->Next()) st.rows++;
+    if (!it->status().ok()) return HA_ADMIN_FAILED;
+  }
+  st.rec_per_key.resize(table->s->keys);
+  for (uint i = 0; i < table->s->keys; i++) {
+    const KeyCodec& codec = codecs_[i];
+    uint parts = codec.parts();
+    std::vector<uint64_t> distinct(parts, 0);
+    std::vector<std::string> previous(parts);
+    uint64_t entries = 0;
+    auto it = base_db()->NewIterator(ro, index_cf(i));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      std::string_view key(it->key().data(), it->key().size());
+      entries++;
+      for (uint j = 0; j < parts; j++) {
+        bool any_null;
+        size_t n = codec.parts_length(key, j + 1, &any_null);
+        std::string_view prefix = key.substr(0, n);
+        if (entries == 1 || prefix != previous[j]) {
+          distinct[j]++;
+          previous[j].assign(prefix);
+        }
+      }
+    }
+    if (!it->status().ok()) return HA_ADMIN_FAILED;
+    st.rec_per_key[i].resize(table->key_info[i].ext_key_parts, 1);
+    for (uint j = 0; j < parts; j++)
+      st.rec_per_key[i][j] = distinct[j] ? (entries + distinct[j] - 1) / distinct[j] : 1;
+  }
+  tidesdb::Status s = dictionary_save_stats(share_->def.table_id, st);
+  if (!s.ok()) return HA_ADMIN_FAILED;
+  {
+    std::lock_guard<std::mutex> guard(share_->mutex);
+    share_->stats = st;
+    share_->stats_loaded = true;
+  }
+  info(HA_STATUS_CONST);
+  return HA_ADMIN_OK;
+}
+
+int ha_tidesdb::optimize(THD* thd, HA_CHECK_OPT* check_opt) {
+  for (tidesdb::ColumnFamilyHandle* cf : share_->cfs) {
+    tidesdb::Status s = base_db()->CompactRange(cf, nullptr);
+    if (!s.ok()) {
+      ha_error_from_status(s, "OPTIMIZE TABLE");
+      return HA_ADMIN_FAILED;
+    }
+  }
+  return HA_ADMIN_OK;
+}
+
+int ha_tidesdb::check(THD* thd, HA_CHECK_OPT* check_opt) {
+  // Every index must hold exactly one entry per row, and each entry the row's key.
+  tidesdb::ReadOptions ro;
+  ro.fill_cache = false;
+  const tidesdb::Snapshot* snapshot = base_db()->GetSnapshot();
+  ro.snapshot = snapshot;
+  uint64_t rows = 0, missing = 0;
+  std::vector<uint64_t> entries(table->s->keys, 0);
+  int result = HA_ADMIN_OK;
+  {
+    auto it = base_db()->NewIterator(ro, data_cf());
+    std::string value, key, entry_value;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      rows++;
+      value.assign(it->value().data(), it->value().size());
+      if (decode_row(table, value, table->record[0]) != 0) {
+        missing++;
+        continue;
+      }
+      std::string pk(it->key().data(), it->key().size());
+      for (uint i = 0; i < table->s->keys; i++) {
+        if (is_primary(i)) continue;
+        encode_index_entry(i, table->record[0], pk, &key, &entry_value);
+        std::string found;
+        if (!base_db()->Get(ro, index_cf(i), key, &found).ok()) missing++;
+      }
+    }
+    if (!it->status().ok()) result = HA_ADMIN_CORRUPT;
+  }
+  for (uint i = 0; i < table->s->keys && result == HA_ADMIN_OK; i++) {
+    if (is_primary(i)) continue;
+    auto it = base_db()->NewIterator(ro, index_cf(i));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) entries[i]++;
+    if (!it->status().ok()) result = HA_ADMIN_CORRUPT;
+    if (entries[i] != rows) {
+      sql_print_error("TidesDB: CHECK TABLE %s: index %s has %llu entries for %llu rows",
+                      share_->name.c_str(), table->key_info[i].name.str,
+                      static_cast<unsigned long long>(entries[i]), static_cast<unsigned long long>(rows));
+      result = HA_ADMIN_CORRUPT;
+    }
+  }
+  base_db()->ReleaseSnapshot(snapshot);
+  if (missing != 0) {
+    sql_print_error("TidesDB: CHECK TABLE %s: %llu index entries or rows are missing or unreadable",
+                    share_->name.c_str(), static_cast<unsigned long long>(missing));
+    result = HA_ADMIN_CORRUPT;
+  }
+  return result;
+}
+
+// --- locking ---------------------------------------------------------------------------------
 
 THR_LOCK_DATA** ha_tidesdb::store_lock(THD* thd, THR_LOCK_DATA** to, enum thr_lock_type lock_type) {
+  if (lock_type != TL_IGNORE) lock_type_ = lock_type;
   return to;
 }
 
+int ha_tidesdb::external_lock(THD* thd, int lock_type) {
+  if (lock_type == F_UNLCK) return 0;
+  trx_ = trx_context(thd);
+  return begin_statement(thd, trx_);
+}
+
+int ha_tidesdb::start_stmt(THD* thd, thr_lock_type lock_type) {
+  lock_type_ = lock_type;
+  trx_ = trx_context(thd);
+  return begin_statement(thd, trx_);
+}
+
+bool ha_tidesdb::want_locking_read() const {
+  return lock_type_ >= TL_WRITE_ALLOW_WRITE || lock_type_ == TL_READ_WITH_SHARED_LOCKS;
+}
+
 bool ha_tidesdb::get_error_message(int error, String* buf) {
-  // handler::print_error() (sql/handler.cc) adds no message for a code it does not know when
-  // the message is empty and flagged temporary: right for HA_ERR_TIDESDB_REPORTED.
+  // handler::print_error() adds no message for a code it does not know when the message
+  // is empty and flagged temporary: right for HA_ERR_TIDESDB_REPORTED.
   return error == HA_ERR_TIDESDB_REPORTED;
 }
 

@@ -1,9 +1,12 @@
 // ha_tidesdb: the handler, one instance per TABLE the server opens (and a few with no table
 // at all: the server builds one with a null share to drop tables or ask for flags).
 //
-// This build registers the engine but has no table support: CREATE TABLE ... ENGINE=TidesDB
-// and opening a table that names the engine fail with ER_NOT_SUPPORTED_YET and a message
-// that says so. Table operations arrive with the SQL engine.
+// The handler is a translation layer: rows and index entries are encoded by key_codec.h
+// and row_codec.h, kept in the column families the data dictionary (dictionary.h) records
+// for the table, and read and written through the connection's library transaction
+// (trx.h). The methods live in three files: ha_tidesdb.cc (flags, open / close, DDL,
+// statistics, maintenance), ha_tidesdb_read.cc (scans and index reads),
+// ha_tidesdb_write.cc (inserts, updates, deletes, uniqueness, AUTO_INCREMENT).
 #pragma once
 
 // my_global.h comes first in every server translation unit.
@@ -11,42 +14,159 @@
 
 #include <handler.h>
 
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine.h"
+#include "key_codec.h"
+#include "table_share.h"
+#include "tidesdb/iterator.h"
+#include "trx.h"
+
 namespace tidesql {
 
-// Handler-private error code: the handler has already reported the error to the client
-// (my_printf_error), so the server's print_error() must add nothing. Engine codes start
-// above HA_ERR_LAST.
-constexpr int HA_ERR_TIDESDB_REPORTED = HA_ERR_LAST + 1;
-
-// Message of every refused table operation.
-extern const char kTablesUnsupportedMessage[];
-
-class ha_tidesdb final : public handler {
+class ha_tidesdb final : public handler, public TransactionCursor {
  public:
   ha_tidesdb(handlerton* hton, TABLE_SHARE* share);  // share may be null
+  ~ha_tidesdb() override;
 
+  // --- flags and limits (ha_tidesdb.cc)
   Table_flags table_flags() const override;
   ulong index_flags(uint index, uint part, bool all_parts) const override;
-  // Limits large enough that every CREATE TABLE the server accepts reaches create(), which
-  // gives the one clear answer, instead of failing earlier on a limit this build never set.
   uint max_supported_keys() const override { return MAX_KEY; }
+  uint max_supported_key_length() const override { return MAX_DATA_LENGTH_FOR_KEY; }
   uint max_supported_key_part_length() const override { return MAX_DATA_LENGTH_FOR_KEY; }
+  const char* index_type(uint) override { return "BTREE"; }
 
+  // --- DDL and lifecycle (ha_tidesdb.cc)
   int create(const char* name, TABLE* form, HA_CREATE_INFO* create_info) override;
   int open(const char* name, int mode, uint test_if_locked) override;
   int close() override;
+  int delete_table(const char* name) override;
+  int rename_table(const char* from, const char* to) override;
+  int truncate() override;
+  int delete_all_rows() override { return HA_ERR_WRONG_COMMAND; }  // row by row: rollbackable
+  void update_create_info(HA_CREATE_INFO* create_info) override;
+  bool check_if_incompatible_data(HA_CREATE_INFO* info, uint table_changes) override;
 
+  // --- statistics (ha_tidesdb.cc)
+  int info(uint flag) override;
+  ha_rows records_in_range(uint index, const key_range* min_key, const key_range* max_key,
+                           page_range* pages) override;
+  double scan_time() override;
+  int extra(enum ha_extra_function operation) override;
+  int reset() override;
+
+  // --- maintenance (ha_tidesdb.cc)
+  int analyze(THD* thd, HA_CHECK_OPT* check_opt) override;
+  int optimize(THD* thd, HA_CHECK_OPT* check_opt) override;
+  int check(THD* thd, HA_CHECK_OPT* check_opt) override;
+
+  // --- locking and statements (ha_tidesdb.cc)
+  uint lock_count() const override { return 0; }  // no THR_LOCK: row locks and MVCC
+  THR_LOCK_DATA** store_lock(THD* thd, THR_LOCK_DATA** to, enum thr_lock_type lock_type) override;
+  int external_lock(THD* thd, int lock_type) override;
+  int start_stmt(THD* thd, thr_lock_type lock_type) override;
+  bool get_error_message(int error, String* buf) override;
+
+  // --- reads (ha_tidesdb_read.cc)
   int rnd_init(bool scan) override;
+  int rnd_end() override;
   int rnd_next(uchar* buf) override;
   int rnd_pos(uchar* buf, uchar* pos) override;
   void position(const uchar* record) override;
-  int info(uint flag) override;
+  int index_init(uint index, bool sorted) override;
+  int index_end() override;
+  int index_read_map(uchar* buf, const uchar* key, key_part_map keypart_map,
+                     enum ha_rkey_function find_flag) override;
+  int index_read_last_map(uchar* buf, const uchar* key, key_part_map keypart_map) override;
+  int index_next(uchar* buf) override;
+  int index_prev(uchar* buf) override;
+  int index_first(uchar* buf) override;
+  int index_last(uchar* buf) override;
+  int index_next_same(uchar* buf, const uchar* key, uint keylen) override;
 
-  // No THR_LOCK: concurrency control is the engine's own (row locks, MVCC), as in InnoDB.
-  uint lock_count() const override { return 0; }
-  THR_LOCK_DATA** store_lock(THD* thd, THR_LOCK_DATA** to, enum thr_lock_type lock_type) override;
+  // --- writes (ha_tidesdb_write.cc)
+  int write_row(const uchar* buf) override;
+  int update_row(const uchar* old_data, const uchar* new_data) override;
+  int delete_row(const uchar* buf) override;
+  void get_auto_increment(ulonglong offset, ulonglong increment, ulonglong nb_desired_values,
+                          ulonglong* first_value, ulonglong* nb_reserved_values) override;
+  int reset_auto_increment(ulonglong value) override;
 
-  bool get_error_message(int error, String* buf) override;
+  // TransactionCursor: the connection's transaction ends; drop the iterator.
+  void release_cursor() override;
+
+ private:
+  // Which column family the open scan walks and how rows come out of it.
+  enum class ScanKind : uint8_t { kNone, kTable, kIndex };
+
+  // --- helpers (ha_tidesdb.cc)
+  int load_share(const char* name);
+  bool has_hidden_pk() const { return table->s->primary_key == MAX_KEY; }
+  uint data_slot() const { return has_hidden_pk() ? table->s->keys : table->s->primary_key; }
+  tidesdb::ColumnFamilyHandle* data_cf() const { return share_->cfs[data_slot()]; }
+  tidesdb::ColumnFamilyHandle* index_cf(uint key) const { return share_->cfs[key]; }
+  bool is_primary(uint key) const { return key == table->s->primary_key; }
+  // The connection's transaction, begun if needed (a read outside external_lock).
+  tidesdb::Transaction* txn();
+  int report(const tidesdb::Status& status, const char* what);
+  uint64_t estimated_rows(tidesdb::ColumnFamilyHandle* cf);
+
+  // --- reads (ha_tidesdb_read.cc)
+  // Positions a new iterator over cf; the caller then seeks.
+  void open_iterator(tidesdb::ColumnFamilyHandle* cf);
+  void close_iterator();
+  // Re-creates an iterator released at a transaction boundary at the entry last returned.
+  bool reposition();
+  // Delivers the entry the iterator is at (or END_OF_FILE / the error).
+  int deliver_from_iterator(uchar* buf, bool forward);
+  // Reads the row of primary key `pk` into buf (locking read when the statement asks).
+  int fetch_row(const std::string& pk, uchar* buf);
+  int decode_current_row(uchar* buf);
+  // Primary key bytes of an index entry of key `index`.
+  bool entry_primary_key(uint index, std::string_view key, std::string_view value, std::string* pk,
+                         std::string_view* packed) const;
+  int seek_index(uchar* buf, const std::string& target, enum ha_rkey_function find_flag);
+
+  // --- writes (ha_tidesdb_write.cc)
+  void encode_primary_key(const uchar* record, std::string* out) const;
+  // The key and value of key `index`'s entry for a row with primary key `pk`.
+  void encode_index_entry(uint index, const uchar* record, const std::string& pk, std::string* key,
+                          std::string* value) const;
+  int check_unique(tidesdb::ColumnFamilyHandle* cf, const std::string& key, uint errkey_index);
+  int check_row_unchanged(const std::string& pk);
+  void bump_auto_increment(const uchar* record);
+  int load_auto_increment();
+  bool want_locking_read() const;
+
+  TableShare* share_ = nullptr;
+  std::vector<KeyCodec> codecs_;  // one per key of the table
+  std::unique_ptr<uchar[]> scratch_record_;
+  TrxContext* trx_ = nullptr;
+  thr_lock_type lock_type_ = TL_READ;
+
+  // The open scan.
+  ScanKind scan_ = ScanKind::kNone;
+  std::unique_ptr<tidesdb::Iterator> iter_;
+  bool iter_released_ = false;  // iter_ was dropped at a transaction end; reposition()
+  std::string last_key_;        // the key the scan last returned (its own column family)
+  std::string prefix_;          // index_next_same: the prefix of the last index_read
+  bool keyread_ = false;
+
+  // The row last read: its primary key, its stored value (BLOB columns point into it),
+  // and whether it was read with a locking read.
+  std::string row_pk_;
+  std::string row_value_;
+  bool row_locked_ = false;
+
+  // Scratch buffers.
+  std::string key_buf_, value_buf_, pk_buf_, new_pk_buf_;
+  std::vector<std::string> old_keys_, new_keys_, new_values_;
+
+  // HA_EXTRA flags of the statement.
+  bool ignore_dup_key_ = false;
 };
 
 // handlerton::create. Called with a null share too (hton->drop_table, flag queries).

@@ -2,6 +2,8 @@
 
 #include <climits>
 
+#include "tidesdb/transaction.h"
+
 namespace tidesql {
 namespace {
 
@@ -30,6 +32,9 @@ static_assert(kLogLevelDebug == static_cast<unsigned long>(tidesdb::LogLevel::kD
               kLogLevelNone == static_cast<unsigned long>(tidesdb::LogLevel::kNone));
 
 constexpr unsigned long long kMiB = 1ULL << 20;
+// Unit of the ratio variables: parts per 10,000, as in the configuration files written for
+// the engine this project implements (tidesdb_default_bloom_fpr = 100 means 1 %).
+constexpr unsigned int kPartsPer = 10000;
 constexpr unsigned long long kGiB = 1ULL << 30;
 
 constexpr int kStartupOnly = PLUGIN_VAR_RQCMDARG | PLUGIN_VAR_READONLY;
@@ -91,15 +96,23 @@ MYSQL_SYSVAR_ULONGLONG(max_memory_usage, sysvars.max_memory_usage, kStartupOnly,
                        "while flushes catch up; 0 = no bound beyond the write buffers",
                        nullptr, nullptr, kLibraryDefaults.max_memory_usage, 0, ULLONG_MAX, 0);
 
+MYSQL_SYSVAR_ULONGLONG(max_write_set_bytes, sysvars.max_write_set_bytes, kStartupOnly,
+                       "Largest write set (keys + values + 64 bytes per entry) one transaction may buffer; "
+                       "a statement that would exceed it fails whole with a clear error",
+                       nullptr, nullptr, tidesdb::TransactionDBOptions().max_write_set_bytes, kMiB,
+                       ULLONG_MAX, 0);
+
 // --- dynamic: read when a table is created --------------------------------------------------
 
 MYSQL_SYSVAR_ENUM(default_compression, sysvars.default_compression, kDynamic,
                   "Block compression of tables created from now on: NONE, SNAPPY, LZ4 or ZSTD", nullptr,
                   nullptr, static_cast<unsigned long>(kCfDefaults.compression), &compression_typelib);
 
-MYSQL_SYSVAR_DOUBLE(default_bloom_fpr, sysvars.default_bloom_fpr, kDynamic,
-                    "Bloom filter false-positive rate of tables created from now on; 0 = no filter", nullptr,
-                    nullptr, kCfDefaults.bloom_fpr, 0.0, 0.5, 0);
+MYSQL_SYSVAR_UINT(default_bloom_fpr, sysvars.default_bloom_fpr, kDynamic,
+                  "Bloom filter false-positive rate of tables created from now on, in parts per 10,000 "
+                  "(100 = 1 %); 0 = no filter",
+                  nullptr, nullptr, static_cast<unsigned int>(kCfDefaults.bloom_fpr* kPartsPer + 0.5), 0,
+                  kPartsPer / 2, 0);
 
 MYSQL_SYSVAR_UINT(default_l0_queue_stall_threshold, sysvars.default_l0_queue_stall_threshold, kDynamic,
                   "Level-0 files plus immutable memtables of a table at which its writers stall "
@@ -112,10 +125,12 @@ MYSQL_SYSVAR_UINT(default_l1_file_count_trigger, sysvars.default_l1_file_count_t
                   "from now on)",
                   nullptr, nullptr, static_cast<unsigned int>(kCfDefaults.l1_file_count_trigger), 1, 1024, 0);
 
-MYSQL_SYSVAR_DOUBLE(default_tombstone_density_trigger, sysvars.default_tombstone_density_trigger, kDynamic,
-                    "Fraction of tombstones in an SSTable that forces its compaction (tables created "
-                    "from now on)",
-                    nullptr, nullptr, kCfDefaults.tombstone_density_trigger, 0.0, 1.0, 0);
+MYSQL_SYSVAR_UINT(default_tombstone_density_trigger, sysvars.default_tombstone_density_trigger, kDynamic,
+                  "Share of tombstones in an SSTable that forces its compaction, in parts per 10,000 "
+                  "(5000 = 0.50); 0 = off (tables created from now on)",
+                  nullptr, nullptr,
+                  static_cast<unsigned int>(kCfDefaults.tombstone_density_trigger* kPartsPer + 0.5), 0,
+                  kPartsPer, 0);
 
 MYSQL_SYSVAR_ULONGLONG(default_tombstone_density_min_entries, sysvars.default_tombstone_density_min_entries,
                        kDynamic,
@@ -128,6 +143,11 @@ MYSQL_SYSVAR_BOOL(use_btree, sysvars.use_btree, kDynamicBool,
                   "a single index block",
                   nullptr, nullptr, kCfDefaults.use_btree);
 
+MYSQL_SYSVAR_STR(debug_crash_point, sysvars.debug_crash_point, PLUGIN_VAR_RQCMDARG | PLUGIN_VAR_MEMALLOC,
+                 "Tests only: the server process exits at once when a DDL reaches the named crash point "
+                 "(e.g. create_table_after_column_families); empty = none",
+                 nullptr, nullptr, "");
+
 // --- session --------------------------------------------------------------------------------
 
 MYSQL_THDVAR_BOOL(skip_unique_check, kDynamicBool,
@@ -139,6 +159,11 @@ MYSQL_THDVAR_BOOL(pessimistic_locking, kDynamicBool,
                   "Transactions of this session lock rows as they write them (row-lock manager, lock "
                   "waits) instead of validating optimistically at commit",
                   nullptr, nullptr, false);
+
+MYSQL_THDVAR_ULONG(lock_wait_timeout, PLUGIN_VAR_RQCMDARG,
+                   "Seconds a transaction waits for a row lock before it fails with "
+                   "ER_LOCK_WAIT_TIMEOUT (1205); the statement is rolled back, the transaction stays open",
+                   nullptr, nullptr, 50, 0, 1024 * 1024 * 1024, 0);
 
 }  // namespace
 
@@ -155,6 +180,7 @@ st_mysql_sys_var* system_variables[] = {
     MYSQL_SYSVAR(max_open_sstables),
     MYSQL_SYSVAR(log_level),
     MYSQL_SYSVAR(max_memory_usage),
+    MYSQL_SYSVAR(max_write_set_bytes),
     MYSQL_SYSVAR(default_compression),
     MYSQL_SYSVAR(default_bloom_fpr),
     MYSQL_SYSVAR(default_l0_queue_stall_threshold),
@@ -162,14 +188,18 @@ st_mysql_sys_var* system_variables[] = {
     MYSQL_SYSVAR(default_tombstone_density_trigger),
     MYSQL_SYSVAR(default_tombstone_density_min_entries),
     MYSQL_SYSVAR(use_btree),
+    MYSQL_SYSVAR(debug_crash_point),
     MYSQL_SYSVAR(skip_unique_check),
     MYSQL_SYSVAR(pessimistic_locking),
+    MYSQL_SYSVAR(lock_wait_timeout),
     nullptr,
 };
 
 bool skip_unique_check(THD* thd) { return THDVAR(thd, skip_unique_check); }
 
 bool pessimistic_locking(THD* thd) { return THDVAR(thd, pessimistic_locking); }
+
+unsigned long lock_wait_timeout_seconds(THD* thd) { return THDVAR(thd, lock_wait_timeout); }
 
 tidesdb::Options database_options() {
   tidesdb::Options options;
@@ -190,10 +220,10 @@ tidesdb::Options database_options() {
 tidesdb::ColumnFamilyOptions column_family_options() {
   tidesdb::ColumnFamilyOptions cf;
   cf.compression = static_cast<tidesdb::CompressionType>(sysvars.default_compression);
-  cf.bloom_fpr = sysvars.default_bloom_fpr;
+  cf.bloom_fpr = static_cast<double>(sysvars.default_bloom_fpr) / kPartsPer;
   cf.l0_queue_stall_threshold = static_cast<int>(sysvars.default_l0_queue_stall_threshold);
   cf.l1_file_count_trigger = static_cast<int>(sysvars.default_l1_file_count_trigger);
-  cf.tombstone_density_trigger = sysvars.default_tombstone_density_trigger;
+  cf.tombstone_density_trigger = static_cast<double>(sysvars.default_tombstone_density_trigger) / kPartsPer;
   cf.tombstone_density_min_entries = sysvars.default_tombstone_density_min_entries;
   cf.use_btree = sysvars.use_btree;
   return cf;

@@ -48,16 +48,20 @@ struct SystemVariables {
   unsigned int max_open_sstables;
   unsigned long log_level;  // LogLevelValue
   unsigned long long max_memory_usage;
+  unsigned long long max_write_set_bytes;
 
   // Dynamic: read when a table (its column families) is created, so a change applies to
   // tables created afterwards.
   unsigned long default_compression;  // CompressionValue
-  double default_bloom_fpr;
+  unsigned int default_bloom_fpr;     // parts per 10,000 (100 = 1 %)
   unsigned int default_l0_queue_stall_threshold;
   unsigned int default_l1_file_count_trigger;
-  double default_tombstone_density_trigger;
+  unsigned int default_tombstone_density_trigger;  // parts per 10,000 (5000 = 0.50); 0 = off
   unsigned long long default_tombstone_density_min_entries;
   char use_btree;
+
+  // Tests only: the name of a DDL crash point (dictionary.h) at which the server exits.
+  char* debug_crash_point;
 };
 
 extern SystemVariables sysvars;
@@ -68,6 +72,8 @@ extern st_mysql_sys_var* system_variables[];
 // Session variables; a null thd reads the global value.
 bool skip_unique_check(THD* thd);
 bool pessimistic_locking(THD* thd);
+// Seconds a row-lock wait may last before ER_LOCK_WAIT_TIMEOUT (tidesdb_lock_wait_timeout).
+unsigned long lock_wait_timeout_seconds(THD* thd);
 
 // Options for opening the database, from the startup variables. The WAL's sync mode is
 // tidesdb_unified_memtable_sync_mode when the unified memtable is on, otherwise

@@ -1,0 +1,385 @@
+#include "dictionary.h"
+
+// my_global.h comes first in every server translation unit.
+#include <my_global.h>
+
+#include <log.h>
+
+#include <unistd.h>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "coding.h"
+#include "engine.h"
+#include "sysvars.h"
+#include "tidesdb/transaction.h"
+
+namespace tidesql {
+namespace {
+
+// Dictionary keys (docs/SQL-FORMATS.md):
+//   "V"            format version of the dictionary, varint (kDictionaryVersion)
+//   "N"            next id for tables and index column families, varint
+//   "T" + name     TableDef of the table called name
+//   "S" + id       TableStats of table id (big-endian 8 bytes)
+constexpr char kVersionKey[] = "V";
+constexpr char kNextIdKey[] = "N";
+constexpr char kTablePrefix = 'T';
+constexpr char kStatsPrefix = 'S';
+constexpr uint64_t kDictionaryVersion = 1;
+constexpr uint64_t kTableDefVersion = 1;
+constexpr uint64_t kTableStatsVersion = 1;
+constexpr char kDictionaryCf[] = "tidesql-dictionary";
+constexpr char kIndexCfPrefix[] = "idx-";
+
+tidesdb::ColumnFamilyHandle* dictionary_cf = nullptr;
+// Serializes DDL in this process: the server's metadata locks already keep DDL on one
+// table apart, this also keeps the id counter and column-family creation simple.
+std::mutex ddl_mutex;
+
+std::string table_key(const std::string& name) { return std::string(1, kTablePrefix) + name; }
+
+std::string stats_key(uint64_t table_id) {
+  std::string k(1, kStatsPrefix);
+  put_big_endian64(&k, table_id);
+  return k;
+}
+
+std::string encode_table_def(const TableDef& def) {
+  std::string v;
+  put_varint(&v, kTableDefVersion);
+  put_varint(&v, def.table_id);
+  put_varint(&v, def.schema_version);
+  put_varint(&v, (def.hidden_pk ? 1u : 0u) | (def.temporary ? 2u : 0u));
+  put_varint(&v, def.index_ids.size());
+  for (uint64_t id : def.index_ids) put_varint(&v, id);
+  put_varint(&v, def.auto_increment_start);
+  return v;
+}
+
+tidesdb::Status decode_table_def(std::string_view v, TableDef* def) {
+  uint64_t version, table_id, schema_version, flags, count;
+  if (!get_varint(&v, &version)) return tidesdb::Status::Corruption("dictionary: truncated table record");
+  if (version > kTableDefVersion)
+    return tidesdb::Status::NotSupported("dictionary: table record of a newer format version");
+  if (!get_varint(&v, &table_id) || !get_varint(&v, &schema_version) || !get_varint(&v, &flags) ||
+      !get_varint(&v, &count) || count > 65536)
+    return tidesdb::Status::Corruption("dictionary: malformed table record");
+  def->table_id = table_id;
+  def->schema_version = static_cast<uint32_t>(schema_version);
+  def->hidden_pk = flags & 1;
+  def->temporary = flags & 2;
+  def->index_ids.resize(count);
+  for (auto& id : def->index_ids)
+    if (!get_varint(&v, &id)) return tidesdb::Status::Corruption("dictionary: malformed table record");
+  if (!get_varint(&v, &def->auto_increment_start))
+    return tidesdb::Status::Corruption("dictionary: malformed table record");
+  return tidesdb::Status::OK();
+}
+
+std::unique_ptr<tidesdb::Transaction> begin_ddl_transaction() {
+  tidesdb::TransactionOptions options;
+  options.isolation = tidesdb::IsolationLevel::kReadCommitted;
+  options.mode = tidesdb::ConcurrencyMode::kPessimistic;
+  options.sync_mode = tidesdb::SyncMode::kFull;  // a DDL is durable when it returns
+  return transaction_db()->BeginTransaction(options);
+}
+
+// Reserves `count` consecutive ids in the transaction.
+tidesdb::Status allocate_ids(tidesdb::Transaction* txn, uint64_t count, uint64_t* first) {
+  std::string value;
+  tidesdb::Status s = txn->GetForUpdate(dictionary_cf, kNextIdKey, &value);
+  uint64_t next = 1;
+  if (s.ok()) {
+    std::string_view v = value;
+    if (!get_varint(&v, &next)) return tidesdb::Status::Corruption("dictionary: malformed id counter");
+  } else if (!s.IsNotFound()) {
+    return s;
+  }
+  *first = next;
+  std::string updated;
+  put_varint(&updated, next + count);
+  return txn->Put(dictionary_cf, kNextIdKey, updated);
+}
+
+tidesdb::Status create_index_cfs(const std::vector<uint64_t>& ids) {
+  tidesdb::ColumnFamilyOptions options = column_family_options();
+  for (uint64_t id : ids) {
+    tidesdb::ColumnFamilyHandle* handle = nullptr;
+    tidesdb::Status s = base_db()->CreateColumnFamily(options, index_cf_name(id), &handle);
+    if (!s.ok()) return s;
+  }
+  return tidesdb::Status::OK();
+}
+
+void drop_index_cfs(const std::vector<uint64_t>& ids) {
+  for (uint64_t id : ids) {
+    tidesdb::ColumnFamilyHandle* handle = index_column_family(id);
+    if (handle == nullptr) continue;
+    tidesdb::Status s = base_db()->DropColumnFamily(handle);
+    // The dictionary no longer names it: a failure here leaves an orphan that the next
+    // startup drops.
+    if (!s.ok())
+      sql_print_warning("TidesDB: dropping column family %s failed (%s); it is dropped at the next start",
+                        index_cf_name(id).c_str(), s.ToString().c_str());
+  }
+}
+
+}  // namespace
+
+std::string index_cf_name(uint64_t index_id) { return kIndexCfPrefix + std::to_string(index_id); }
+
+tidesdb::ColumnFamilyHandle* index_column_family(uint64_t index_id) {
+  return base_db()->GetColumnFamily(index_cf_name(index_id));
+}
+
+void crash_point(const char* point) {
+  const char* wanted = sysvars.debug_crash_point;
+  if (wanted != nullptr && wanted[0] != '\0' && strcmp(wanted, point) == 0) {
+    sql_print_information("TidesDB: crash point %s reached: the server stops now", point);
+    _exit(9);
+  }
+}
+
+tidesdb::Status dictionary_startup_recovery() {
+  tidesdb::DB* db = base_db();
+  dictionary_cf = db->GetColumnFamily(kDictionaryCf);
+  if (dictionary_cf == nullptr) {
+    tidesdb::Status s = db->CreateColumnFamily(column_family_options(), kDictionaryCf, &dictionary_cf);
+    if (!s.ok()) return s;
+  }
+  std::string value;
+  tidesdb::Status s = db->Get(tidesdb::ReadOptions(), dictionary_cf, kVersionKey, &value);
+  if (s.IsNotFound()) {
+    std::string v;
+    put_varint(&v, kDictionaryVersion);
+    tidesdb::WriteOptions wo;
+    wo.sync_mode = tidesdb::SyncMode::kFull;
+    tidesdb::WriteBatch batch;
+    batch.Put(dictionary_cf, kVersionKey, v);
+    s = transaction_db()->Write(wo, &batch);
+    if (!s.ok()) return s;
+  } else if (!s.ok()) {
+    return s;
+  } else {
+    std::string_view v = value;
+    uint64_t version = 0;
+    if (!get_varint(&v, &version)) return tidesdb::Status::Corruption("dictionary: malformed version record");
+    if (version > kDictionaryVersion)
+      return tidesdb::Status::NotSupported(
+          "the data dictionary was written by a newer TideSQL (format version " + std::to_string(version) +
+          ")");
+  }
+
+  // Every table; temporary ones are dropped.
+  std::set<uint64_t> live;
+  std::vector<std::pair<std::string, TableDef>> temporary;
+  {
+    auto it = db->NewIterator(tidesdb::ReadOptions(), dictionary_cf);
+    for (it->Seek(std::string(1, kTablePrefix)); it->Valid(); it->Next()) {
+      tidesdb::Slice k = it->key();
+      if (k.size() == 0 || k[0] != kTablePrefix) break;
+      TableDef def;
+      s = decode_table_def(std::string_view(it->value().data(), it->value().size()), &def);
+      if (!s.ok()) return s;
+      std::string name(k.data() + 1, k.size() - 1);
+      if (def.temporary)
+        temporary.emplace_back(name, def);
+      else
+        live.insert(def.index_ids.begin(), def.index_ids.end());
+    }
+    if (!it->status().ok()) return it->status();
+  }
+  for (auto& [name, def] : temporary) {
+    auto txn = begin_ddl_transaction();
+    s = txn->Delete(dictionary_cf, table_key(name));
+    if (s.ok()) s = txn->Delete(dictionary_cf, stats_key(def.table_id));
+    if (s.ok()) s = txn->Commit();
+    if (!s.ok()) return s;
+    sql_print_information("TidesDB: dropped temporary table %s left by the previous server", name.c_str());
+  }
+  // Column families no table names: leftovers of a DDL interrupted by a crash.
+  for (const std::string& cf_name : db->ListColumnFamilies()) {
+    if (cf_name.compare(0, strlen(kIndexCfPrefix), kIndexCfPrefix) != 0) continue;
+    uint64_t id = strtoull(cf_name.c_str() + strlen(kIndexCfPrefix), nullptr, 10);
+    if (live.count(id)) continue;
+    tidesdb::ColumnFamilyHandle* handle = db->GetColumnFamily(cf_name);
+    if (handle == nullptr) continue;
+    s = db->DropColumnFamily(handle);
+    if (!s.ok()) return s;
+    sql_print_information(
+        "TidesDB: dropped column family %s, which no table names (left by an interrupted DDL)",
+        cf_name.c_str());
+  }
+  return tidesdb::Status::OK();
+}
+
+void dictionary_shutdown() { dictionary_cf = nullptr; }
+
+tidesdb::Status dictionary_create_table(const std::string& name, unsigned keys, const TableDef& shape,
+                                        TableDef* created) {
+  std::lock_guard<std::mutex> guard(ddl_mutex);
+  auto txn = begin_ddl_transaction();
+  std::string existing;
+  tidesdb::Status s = txn->GetForUpdate(dictionary_cf, table_key(name), &existing);
+  if (s.ok()) return tidesdb::Status::InvalidArgument("table exists in the TidesDB dictionary", name);
+  if (!s.IsNotFound()) return s;
+  TableDef def = shape;
+  uint64_t cfs = keys + (def.hidden_pk ? 1 : 0);
+  uint64_t first = 0;
+  s = allocate_ids(txn.get(), cfs + 1, &first);
+  if (!s.ok()) return s;
+  def.table_id = first;
+  def.index_ids.clear();
+  for (uint64_t i = 0; i < cfs; i++) def.index_ids.push_back(first + 1 + i);
+  s = create_index_cfs(def.index_ids);
+  if (s.ok()) {
+    crash_point("create_table_after_column_families");
+    s = txn->Put(dictionary_cf, table_key(name), encode_table_def(def));
+  }
+  if (s.ok()) s = txn->Commit();
+  if (!s.ok()) {
+    txn->Rollback();
+    drop_index_cfs(def.index_ids);
+    return s;
+  }
+  crash_point("create_table_after_commit");
+  *created = def;
+  return tidesdb::Status::OK();
+}
+
+tidesdb::Status dictionary_load_table(const std::string& name, TableDef* def) {
+  std::string value;
+  tidesdb::Status s = base_db()->Get(tidesdb::ReadOptions(), dictionary_cf, table_key(name), &value);
+  if (!s.ok()) return s;
+  return decode_table_def(value, def);
+}
+
+tidesdb::Status dictionary_drop_table(const std::string& name) {
+  std::lock_guard<std::mutex> guard(ddl_mutex);
+  auto txn = begin_ddl_transaction();
+  std::string value;
+  tidesdb::Status s = txn->GetForUpdate(dictionary_cf, table_key(name), &value);
+  if (!s.ok()) return s;
+  TableDef def;
+  s = decode_table_def(value, &def);
+  if (!s.ok()) return s;
+  s = txn->Delete(dictionary_cf, table_key(name));
+  if (s.ok()) s = txn->Delete(dictionary_cf, stats_key(def.table_id));
+  if (s.ok()) s = txn->Commit();
+  if (!s.ok()) return s;
+  crash_point("drop_table_after_commit");
+  drop_index_cfs(def.index_ids);
+  return tidesdb::Status::OK();
+}
+
+tidesdb::Status dictionary_rename_table(const std::string& from, const std::string& to) {
+  std::lock_guard<std::mutex> guard(ddl_mutex);
+  auto txn = begin_ddl_transaction();
+  std::string value, existing;
+  tidesdb::Status s = txn->GetForUpdate(dictionary_cf, table_key(from), &value);
+  if (!s.ok()) return s;
+  s = txn->GetForUpdate(dictionary_cf, table_key(to), &existing);
+  if (s.ok()) return tidesdb::Status::InvalidArgument("table exists in the TidesDB dictionary", to);
+  if (!s.IsNotFound()) return s;
+  s = txn->Delete(dictionary_cf, table_key(from));
+  if (s.ok()) s = txn->Put(dictionary_cf, table_key(to), value);
+  if (s.ok()) s = txn->Commit();
+  return s;
+}
+
+tidesdb::Status dictionary_truncate_table(const std::string& name, uint64_t auto_increment_start,
+                                          TableDef* renewed) {
+  std::lock_guard<std::mutex> guard(ddl_mutex);
+  auto txn = begin_ddl_transaction();
+  std::string value;
+  tidesdb::Status s = txn->GetForUpdate(dictionary_cf, table_key(name), &value);
+  if (!s.ok()) return s;
+  TableDef old_def;
+  s = decode_table_def(value, &old_def);
+  if (!s.ok()) return s;
+  TableDef def = old_def;
+  uint64_t first = 0;
+  s = allocate_ids(txn.get(), def.index_ids.size(), &first);
+  if (!s.ok()) return s;
+  for (size_t i = 0; i < def.index_ids.size(); i++) def.index_ids[i] = first + i;
+  def.auto_increment_start = auto_increment_start;
+  s = create_index_cfs(def.index_ids);
+  if (s.ok()) s = txn->Put(dictionary_cf, table_key(name), encode_table_def(def));
+  if (s.ok()) s = txn->Commit();
+  if (!s.ok()) {
+    txn->Rollback();
+    drop_index_cfs(def.index_ids);
+    return s;
+  }
+  crash_point("truncate_table_after_commit");
+  drop_index_cfs(old_def.index_ids);
+  *renewed = def;
+  return tidesdb::Status::OK();
+}
+
+tidesdb::Status dictionary_set_auto_increment(const std::string& name, uint64_t auto_increment_start) {
+  std::lock_guard<std::mutex> guard(ddl_mutex);
+  auto txn = begin_ddl_transaction();
+  std::string value;
+  tidesdb::Status s = txn->GetForUpdate(dictionary_cf, table_key(name), &value);
+  if (!s.ok()) return s;
+  TableDef def;
+  s = decode_table_def(value, &def);
+  if (!s.ok()) return s;
+  def.auto_increment_start = auto_increment_start;
+  s = txn->Put(dictionary_cf, table_key(name), encode_table_def(def));
+  if (s.ok()) s = txn->Commit();
+  return s;
+}
+
+std::vector<std::string> dictionary_table_names(const std::string& prefix) {
+  std::vector<std::string> names;
+  std::string start = table_key(prefix);
+  auto it = base_db()->NewIterator(tidesdb::ReadOptions(), dictionary_cf);
+  for (it->Seek(start); it->Valid(); it->Next()) {
+    tidesdb::Slice k = it->key();
+    if (k.size() < start.size() || memcmp(k.data(), start.data(), start.size()) != 0) break;
+    names.emplace_back(k.data() + 1, k.size() - 1);
+  }
+  return names;
+}
+
+tidesdb::Status dictionary_save_stats(uint64_t table_id, const TableStats& stats) {
+  std::string v;
+  put_varint(&v, kTableStatsVersion);
+  put_varint(&v, stats.rows);
+  put_varint(&v, stats.rec_per_key.size());
+  for (const auto& key : stats.rec_per_key) {
+    put_varint(&v, key.size());
+    for (uint64_t n : key) put_varint(&v, n);
+  }
+  tidesdb::WriteBatch batch;
+  batch.Put(dictionary_cf, stats_key(table_id), v);
+  return transaction_db()->Write(tidesdb::WriteOptions(), &batch);
+}
+
+tidesdb::Status dictionary_load_stats(uint64_t table_id, TableStats* stats) {
+  std::string value;
+  tidesdb::Status s = base_db()->Get(tidesdb::ReadOptions(), dictionary_cf, stats_key(table_id), &value);
+  if (!s.ok()) return s;
+  std::string_view v = value;
+  uint64_t version, keys;
+  if (!get_varint(&v, &version) || version > kTableStatsVersion || !get_varint(&v, &stats->rows) ||
+      !get_varint(&v, &keys) || keys > 65536)
+    return tidesdb::Status::Corruption("dictionary: malformed statistics record");
+  stats->rec_per_key.resize(keys);
+  for (auto& key : stats->rec_per_key) {
+    uint64_t parts;
+    if (!get_varint(&v, &parts) || parts > 4096)
+      return tidesdb::Status::Corruption("dictionary: malformed statistics record");
+    key.resize(parts);
+    for (auto& n : key)
+      if (!get_varint(&v, &n)) return tidesdb::Status::Corruption("dictionary: malformed statistics record");
+  }
+  return tidesdb::Status::OK();
+}
+
+}  // namespace tidesql

@@ -1,0 +1,78 @@
+// The engine's data dictionary: which column families hold each table's rows and indexes.
+//
+// It lives in the column family "tidesql-dictionary" and is changed only by library
+// transactions committed with a synced WAL record, so every DDL's dictionary change is
+// atomic. Column families are created before the transaction that names them commits and
+// dropped after the one that forgets them: a crash in between leaves column families that
+// no table names, and startup recovery drops those (and every temporary table's, which
+// never outlive the server). So after any crash a table is either as before the DDL or as
+// after it. The format (keys, values, versions) is documented in docs/SQL-FORMATS.md.
+//
+// Table names are the server's paths without "./" (e.g. "test/t1", "db/#sql-alter-1a2b"),
+// absolute paths for temporary tables (tmpdir).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tidesdb/db.h"
+#include "tidesdb/status.h"
+
+namespace tidesql {
+
+// Table definition record, format version kTableDefVersion.
+struct TableDef {
+  uint64_t table_id = 0;        // unique for the database's lifetime
+  uint32_t schema_version = 1;  // the row format's schema version (rows carry it)
+  bool hidden_pk = false;       // rows are keyed by an 8-byte hidden row id
+  bool temporary = false;       // CREATE TEMPORARY TABLE: dropped at startup
+  // Column family id numbers ("idx-<id>"): one per key of the table in the server's key
+  // order, then, when hidden_pk, one for the rows.
+  std::vector<uint64_t> index_ids;
+  uint64_t auto_increment_start = 0;  // CREATE / ALTER ... AUTO_INCREMENT=; 0 = none given
+};
+
+// Persistent optimizer statistics of a table (ANALYZE TABLE), keyed by table id.
+struct TableStats {
+  uint64_t rows = 0;
+  // Per key, per key part: average rows per distinct prefix of that many parts.
+  std::vector<std::vector<uint64_t>> rec_per_key;
+};
+
+std::string index_cf_name(uint64_t index_id);
+
+// Startup: opens (or creates) the dictionary column family, refuses a newer format, drops
+// temporary tables and every index column family that no table names.
+tidesdb::Status dictionary_startup_recovery();
+void dictionary_shutdown();
+
+// Creates the column families of a new table and records it. `keys` is the number of keys;
+// one more column family is made for the rows when hidden_pk. AlreadyExists-like
+// InvalidArgument if the name is taken.
+tidesdb::Status dictionary_create_table(const std::string& name, unsigned keys, const TableDef& shape,
+                                        TableDef* created);
+// NotFound if the dictionary has no table of that name.
+tidesdb::Status dictionary_load_table(const std::string& name, TableDef* def);
+// Forgets the table and drops its column families (their files are deleted).
+tidesdb::Status dictionary_drop_table(const std::string& name);
+tidesdb::Status dictionary_rename_table(const std::string& from, const std::string& to);
+// Gives the table new, empty column families in one dictionary transaction and drops the
+// old ones. `auto_increment_start` replaces the recorded one.
+tidesdb::Status dictionary_truncate_table(const std::string& name, uint64_t auto_increment_start,
+                                          TableDef* renewed);
+tidesdb::Status dictionary_set_auto_increment(const std::string& name, uint64_t auto_increment_start);
+// Every table name that starts with `prefix` (DROP DATABASE leftovers, tests).
+std::vector<std::string> dictionary_table_names(const std::string& prefix);
+
+tidesdb::Status dictionary_save_stats(uint64_t table_id, const TableStats& stats);
+tidesdb::Status dictionary_load_stats(uint64_t table_id, TableStats* stats);
+
+// The column family of an index id (nullptr if it does not exist).
+tidesdb::ColumnFamilyHandle* index_column_family(uint64_t index_id);
+
+// Crash points for DDL tests: when tidesdb_debug_crash_point names `point`, the server
+// process ends at once (as if killed) when it gets there.
+void crash_point(const char* point);
+
+}  // namespace tidesql

@@ -1,0 +1,101 @@
+#include "engine.h"
+
+#include <log.h>
+#include <mysqld.h>
+#include <mysqld_error.h>
+
+#include <memory>
+
+#include "dictionary.h"
+#include "sysvars.h"
+
+// Declared by no 10.11 header; exported by mariadbd (MyRocks uses it the same way).
+bool ignore_db_dirs_append(const char* dirname_arg);
+
+namespace tidesql {
+
+const char kDatabaseDirectory[] = "#tidesdb";
+
+namespace {
+
+std::unique_ptr<tidesdb::TransactionDB> the_db;
+
+void log_library_message(tidesdb::LogLevel level, std::string_view message) {
+  int length = static_cast<int>(message.size());
+  switch (level) {
+    case tidesdb::LogLevel::kDebug:
+    case tidesdb::LogLevel::kInfo:
+      sql_print_information("TidesDB: %.*s", length, message.data());
+      break;
+    case tidesdb::LogLevel::kWarn:
+      sql_print_warning("TidesDB: %.*s", length, message.data());
+      break;
+    default:
+      sql_print_error("TidesDB: %.*s", length, message.data());
+      break;
+  }
+}
+
+}  // namespace
+
+bool open_engine() {
+  tidesdb::Options options = database_options();
+  options.logger = log_library_message;
+  tidesdb::TransactionDBOptions txn_options;
+  txn_options.lock_timeout_micros = static_cast<int64_t>(lock_wait_timeout_seconds(nullptr)) * 1000000;
+  txn_options.max_write_set_bytes = sysvars.max_write_set_bytes;
+  // The directory must not show up as a database in SHOW DATABASES.
+  ignore_db_dirs_append(kDatabaseDirectory);
+  tidesdb::Status s = tidesdb::TransactionDB::Open(options, txn_options, kDatabaseDirectory, &the_db);
+  if (!s.ok()) {
+    sql_print_error(
+        "TidesDB: cannot open the database in %s/%s: %s. The engine is not started; "
+        "nothing in that directory was changed by this attempt.",
+        mysql_real_data_home, kDatabaseDirectory, s.ToString().c_str());
+    the_db.reset();
+    return false;
+  }
+  s = dictionary_startup_recovery();
+  if (!s.ok()) {
+    sql_print_error("TidesDB: the data dictionary in %s/%s cannot be read: %s. The engine is not started.",
+                    mysql_real_data_home, kDatabaseDirectory, s.ToString().c_str());
+    dictionary_shutdown();
+    the_db.reset();
+    return false;
+  }
+  return true;
+}
+
+void close_engine() {
+  dictionary_shutdown();
+  the_db.reset();
+}
+
+tidesdb::TransactionDB* transaction_db() { return the_db.get(); }
+
+tidesdb::DB* base_db() { return the_db ? the_db->db() : nullptr; }
+
+int ha_error_from_status(const tidesdb::Status& status, const char* what) {
+  if (status.IsBusy() || status.IsDeadlock()) return HA_ERR_LOCK_DEADLOCK;
+  if (status.IsTimedOut()) return HA_ERR_LOCK_WAIT_TIMEOUT;
+  if (status.IsNotFound()) return HA_ERR_KEY_NOT_FOUND;
+  std::string message = status.ToString();
+  if (status.IsNotSupported()) {
+    // The write set bound (tidesdb_max_write_set_bytes): the statement fails whole.
+    my_printf_error(ER_GET_ERRMSG,
+                    "TidesDB: %s: the transaction is larger than tidesdb_max_write_set_bytes (%s); "
+                    "nothing of the failed statement was applied",
+                    MYF(0), what, message.c_str());
+    return HA_ERR_TIDESDB_REPORTED;
+  }
+  if (status.IsNoSpace()) {
+    sql_print_error("TidesDB: %s: %s", what, message.c_str());
+    my_printf_error(ER_DISK_FULL, "TidesDB: %s: the disk is full (%s)", MYF(0), what, message.c_str());
+    return HA_ERR_TIDESDB_REPORTED;
+  }
+  sql_print_error("TidesDB: %s: %s", what, message.c_str());
+  my_printf_error(ER_GET_ERRMSG, "TidesDB: %s: %s", MYF(0), what, message.c_str());
+  return HA_ERR_TIDESDB_REPORTED;
+}
+
+}  // namespace tidesql

@@ -1,0 +1,358 @@
+// Scans and index reads: rnd_* over the rows' column family, index_* over an index's,
+// position / rnd_pos by primary key.
+#include "ha_tidesdb.h"
+
+#include <sql_class.h>
+
+#include "coding.h"
+#include "row_codec.h"
+#include "status.h"
+
+namespace tidesql {
+
+namespace {
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && memcmp(s.data(), prefix.data(), prefix.size()) == 0;
+}
+
+std::string_view view(const tidesdb::Slice& s) { return std::string_view(s.data(), s.size()); }
+
+}  // namespace
+
+void ha_tidesdb::open_iterator(tidesdb::ColumnFamilyHandle* cf) {
+  close_iterator();
+  tidesdb::Transaction* t = txn();
+  iter_ = t->NewIterator(tidesdb::ReadOptions(), cf);
+  trx_->add_cursor(this);
+}
+
+void ha_tidesdb::close_iterator() {
+  if (iter_) {
+    iter_.reset();
+    if (trx_ != nullptr) trx_->remove_cursor(this);
+  }
+  iter_released_ = false;
+}
+
+void ha_tidesdb::release_cursor() {
+  // Called by the transaction, which has already forgotten this cursor.
+  iter_.reset();
+  iter_released_ = scan_ != ScanKind::kNone && !last_key_.empty();
+}
+
+bool ha_tidesdb::reposition() {
+  if (!iter_released_) return false;
+  tidesdb::ColumnFamilyHandle* cf = scan_ == ScanKind::kTable ? data_cf() : index_cf(active_index);
+  open_iterator(cf);
+  return true;
+}
+
+int ha_tidesdb::decode_current_row(uchar* buf) {
+  int error = decode_row(table, row_value_, buf);
+  if (error != 0) {
+    sql_print_error("TidesDB: table %s: a stored row cannot be decoded (error %d)", share_->name.c_str(),
+                    error);
+    return error;
+  }
+  status_counters.rows_read.fetch_add(1, std::memory_order_relaxed);
+  return 0;
+}
+
+int ha_tidesdb::fetch_row(const std::string& pk, uchar* buf) {
+  tidesdb::Transaction* t = txn();
+  bool locking = want_locking_read();
+  tidesdb::Status s =
+      locking ? t->GetForUpdate(data_cf(), pk, &row_value_) : t->Get(data_cf(), pk, &row_value_);
+  if (s.IsNotFound()) return HA_ERR_KEY_NOT_FOUND;
+  if (!s.ok()) return report(s, "read");
+  row_pk_ = pk;
+  row_locked_ = locking;
+  return decode_current_row(buf);
+}
+
+bool ha_tidesdb::entry_primary_key(uint index, std::string_view key, std::string_view value, std::string* pk,
+                                   std::string_view* packed) const {
+  const KeyCodec& codec = codecs_[index];
+  bool any_null = false;
+  size_t n = codec.parts_length(key, codec.parts(), &any_null);
+  if (n == 0 && codec.parts() > 0) return false;
+  if (codec.unique() && !any_null) {
+    uint64_t length;
+    if (!get_varint(&value, &length) || length > value.size()) return false;
+    pk->assign(value.data(), length);
+    value.remove_prefix(length);
+  } else {
+    pk->assign(key.data() + n, key.size() - n);
+  }
+  *packed = value;
+  return true;
+}
+
+int ha_tidesdb::deliver_from_iterator(uchar* buf, bool forward) {
+  while (true) {
+    if (!iter_->Valid()) {
+      if (!iter_->status().ok()) return report(iter_->status(), "scan");
+      return HA_ERR_END_OF_FILE;
+    }
+    std::string_view key = view(iter_->key());
+    last_key_.assign(key);
+    int error;
+    if (scan_ == ScanKind::kTable || is_primary(active_index)) {
+      if (want_locking_read()) {
+        // A locking read returns the latest committed row (and locks or registers it).
+        error = fetch_row(last_key_, buf);
+      } else {
+        row_pk_.assign(key);
+        row_value_.assign(iter_->value().data(), iter_->value().size());
+        row_locked_ = false;
+        error = decode_current_row(buf);
+      }
+    } else {
+      std::string_view packed;
+      if (!entry_primary_key(active_index, key, view(iter_->value()), &pk_buf_, &packed)) {
+        sql_print_error("TidesDB: table %s: malformed entry in index %s", share_->name.c_str(),
+                        table->key_info[active_index].name.str);
+        return HA_ERR_CRASHED;
+      }
+      if (keyread_) {
+        bool ok = codecs_[active_index].decode_into_record(key, &packed, buf);
+        if (ok && !has_hidden_pk())
+          ok = codecs_[table->s->primary_key].decode_into_record(pk_buf_, &packed, buf);
+        if (!ok) return HA_ERR_CRASHED;
+        row_pk_ = pk_buf_;
+        row_locked_ = false;
+        status_counters.rows_read.fetch_add(1, std::memory_order_relaxed);
+        error = 0;
+      } else {
+        error = fetch_row(pk_buf_, buf);
+      }
+    }
+    if (error != HA_ERR_KEY_NOT_FOUND) return error;
+    // The row went away after the index entry was read (READ COMMITTED): skip it.
+    if (forward)
+      iter_->Next();
+    else
+      iter_->Prev();
+  }
+}
+
+// --- table scans -----------------------------------------------------------------------------
+
+int ha_tidesdb::rnd_init(bool scan) {
+  close_iterator();
+  scan_ = ScanKind::kTable;
+  last_key_.clear();
+  return 0;
+}
+
+int ha_tidesdb::rnd_end() {
+  close_iterator();
+  scan_ = ScanKind::kNone;
+  return 0;
+}
+
+int ha_tidesdb::rnd_next(uchar* buf) {
+  if (iter_) {
+    iter_->Next();
+  } else if (reposition()) {
+    iter_->Seek(last_key_);
+    if (iter_->Valid() && view(iter_->key()) == last_key_) iter_->Next();
+  } else {
+    open_iterator(data_cf());
+    iter_->SeekToFirst();
+  }
+  return deliver_from_iterator(buf, true);
+}
+
+void ha_tidesdb::position(const uchar* record) {
+  if (has_hidden_pk()) {
+    memcpy(ref, row_pk_.data(), std::min<size_t>(8, row_pk_.size()));
+    return;
+  }
+  pk_buf_.clear();
+  encode_primary_key(record, &pk_buf_);
+  size_t n = std::min<size_t>(pk_buf_.size(), ref_length - 2);
+  int2store(ref, static_cast<uint16>(n));
+  memcpy(ref + 2, pk_buf_.data(), n);
+  memset(ref + 2 + n, 0, ref_length - 2 - n);
+}
+
+int ha_tidesdb::rnd_pos(uchar* buf, uchar* pos) {
+  std::string pk;
+  if (has_hidden_pk())
+    pk.assign(reinterpret_cast<char*>(pos), 8);
+  else
+    pk.assign(reinterpret_cast<char*>(pos) + 2, uint2korr(pos));
+  return fetch_row(pk, buf);
+}
+
+// --- index reads -----------------------------------------------------------------------------
+
+int ha_tidesdb::index_init(uint index, bool sorted) {
+  close_iterator();
+  active_index = index;
+  scan_ = ScanKind::kIndex;
+  last_key_.clear();
+  prefix_.clear();
+  return 0;
+}
+
+int ha_tidesdb::index_end() {
+  close_iterator();
+  scan_ = ScanKind::kNone;
+  active_index = MAX_KEY;
+  return 0;
+}
+
+int ha_tidesdb::seek_index(uchar* buf, const std::string& target, enum ha_rkey_function find_flag) {
+  open_iterator(index_cf(active_index));
+  prefix_ = target;
+  std::string successor = prefix_successor(target);
+  int error;
+  switch (find_flag) {
+    case HA_READ_KEY_EXACT:
+    case HA_READ_PREFIX:
+      iter_->Seek(target);
+      error = deliver_from_iterator(buf, true);
+      if (error == 0 && !starts_with(last_key_, target)) error = HA_ERR_KEY_NOT_FOUND;
+      break;
+    case HA_READ_KEY_OR_NEXT:
+      iter_->Seek(target);
+      error = deliver_from_iterator(buf, true);
+      break;
+    case HA_READ_AFTER_KEY:
+      if (successor.empty() && !target.empty()) return HA_ERR_KEY_NOT_FOUND;
+      iter_->Seek(successor);
+      error = deliver_from_iterator(buf, true);
+      break;
+    case HA_READ_BEFORE_KEY:
+      if (target.empty()) {
+        iter_->SeekToLast();
+      } else {
+        iter_->SeekForPrev(target);
+        if (iter_->Valid() && starts_with(view(iter_->key()), target)) iter_->Prev();
+      }
+      error = deliver_from_iterator(buf, false);
+      break;
+    case HA_READ_KEY_OR_PREV:
+    case HA_READ_PREFIX_LAST:
+    case HA_READ_PREFIX_LAST_OR_PREV:
+      if (successor.empty()) {
+        iter_->SeekToLast();
+      } else {
+        iter_->SeekForPrev(successor);
+        if (iter_->Valid() && view(iter_->key()) == successor) iter_->Prev();
+      }
+      error = deliver_from_iterator(buf, false);
+      if (error == 0 && find_flag == HA_READ_PREFIX_LAST && !starts_with(last_key_, target))
+        error = HA_ERR_KEY_NOT_FOUND;
+      break;
+    default:
+      return HA_ERR_UNSUPPORTED;
+  }
+  if (error == HA_ERR_END_OF_FILE) error = HA_ERR_KEY_NOT_FOUND;
+  return error;
+}
+
+int ha_tidesdb::index_read_map(uchar* buf, const uchar* key, key_part_map keypart_map,
+                               enum ha_rkey_function find_flag) {
+  const KeyCodec& codec = codecs_[active_index];
+  uint length = calculate_key_len(table, active_index, key, keypart_map);
+  key_buf_.clear();
+  uint parts = codec.append_key_image(key, length, scratch_record_.get(), &key_buf_);
+  if (find_flag == HA_READ_KEY_EXACT && parts == codec.parts()) {
+    bool any_null = false;
+    codec.parts_length(key_buf_, parts, &any_null);
+    if (is_primary(active_index)) {
+      // A point read by the whole primary key: Get (bloom filters), no iterator.
+      close_iterator();
+      prefix_ = key_buf_;
+      last_key_ = key_buf_;
+      int error = fetch_row(key_buf_, buf);
+      iter_released_ = error == 0;  // index_next continues from here
+      return error;
+    }
+    if (codec.unique() && !any_null) {
+      close_iterator();
+      prefix_ = key_buf_;
+      tidesdb::Status s = txn()->Get(index_cf(active_index), key_buf_, &value_buf_);
+      if (s.IsNotFound()) return HA_ERR_KEY_NOT_FOUND;
+      if (!s.ok()) return report(s, "read");
+      last_key_ = key_buf_;
+      std::string_view packed;
+      if (!entry_primary_key(active_index, key_buf_, value_buf_, &pk_buf_, &packed)) return HA_ERR_CRASHED;
+      int error;
+      if (keyread_) {
+        bool ok = codec.decode_into_record(key_buf_, &packed, buf);
+        if (ok && !has_hidden_pk())
+          ok = codecs_[table->s->primary_key].decode_into_record(pk_buf_, &packed, buf);
+        row_pk_ = pk_buf_;
+        error = ok ? 0 : HA_ERR_CRASHED;
+      } else {
+        error = fetch_row(pk_buf_, buf);
+      }
+      iter_released_ = error == 0;
+      return error;
+    }
+  }
+  return seek_index(buf, key_buf_, find_flag);
+}
+
+int ha_tidesdb::index_read_last_map(uchar* buf, const uchar* key, key_part_map keypart_map) {
+  return index_read_map(buf, key, keypart_map, HA_READ_PREFIX_LAST);
+}
+
+int ha_tidesdb::index_next(uchar* buf) {
+  if (iter_) {
+    iter_->Next();
+  } else if (reposition()) {
+    iter_->Seek(last_key_);
+    if (iter_->Valid() && view(iter_->key()) == last_key_) iter_->Next();
+  } else {
+    return HA_ERR_END_OF_FILE;
+  }
+  return deliver_from_iterator(buf, true);
+}
+
+int ha_tidesdb::index_prev(uchar* buf) {
+  if (iter_) {
+    iter_->Prev();
+  } else if (reposition()) {
+    iter_->SeekForPrev(last_key_);
+    if (iter_->Valid() && view(iter_->key()) == last_key_) iter_->Prev();
+  } else {
+    return HA_ERR_END_OF_FILE;
+  }
+  return deliver_from_iterator(buf, false);
+}
+
+int ha_tidesdb::index_first(uchar* buf) {
+  open_iterator(index_cf(active_index));
+  prefix_.clear();
+  iter_->SeekToFirst();
+  return deliver_from_iterator(buf, true);
+}
+
+int ha_tidesdb::index_last(uchar* buf) {
+  open_iterator(index_cf(active_index));
+  prefix_.clear();
+  iter_->SeekToLast();
+  return deliver_from_iterator(buf, false);
+}
+
+int ha_tidesdb::index_next_same(uchar* buf, const uchar* key, uint keylen) {
+  const KeyCodec& codec = codecs_[active_index];
+  // After a point read by a whole unique key there is nothing more with that key.
+  if (!iter_ && prefix_.size() == last_key_.size() && prefix_ == last_key_ &&
+      (is_primary(active_index) || codec.unique())) {
+    bool any_null = false;
+    if (codec.parts_length(prefix_, codec.parts(), &any_null) == prefix_.size() && !any_null)
+      return HA_ERR_END_OF_FILE;
+  }
+  int error = index_next(buf);
+  if (error == 0 && !starts_with(last_key_, prefix_)) error = HA_ERR_END_OF_FILE;
+  return error;
+}
+
+}  // namespace tidesql

@@ -1,0 +1,264 @@
+// Inserts, updates and deletes: the row under its primary key and one entry per secondary
+// index, all in the connection's transaction; uniqueness checks; AUTO_INCREMENT and hidden
+// row ids.
+#include "ha_tidesdb.h"
+
+#include <sql_class.h>
+
+#include "coding.h"
+#include "row_codec.h"
+#include "status.h"
+#include "sysvars.h"
+
+namespace tidesql {
+
+void ha_tidesdb::encode_primary_key(const uchar* record, std::string* out) const {
+  const KeyCodec& codec = codecs_[table->s->primary_key];
+  codec.append_parts(record, codec.parts(), out);
+}
+
+void ha_tidesdb::encode_index_entry(uint index, const uchar* record, const std::string& pk, std::string* key,
+                                    std::string* value) const {
+  const KeyCodec& codec = codecs_[index];
+  key->clear();
+  value->clear();
+  bool any_null = codec.append_parts(record, codec.parts(), key);
+  if (codec.unique() && !any_null) {
+    put_varint(value, pk.size());
+    value->append(pk);
+  } else {
+    key->append(pk);
+  }
+  codec.append_packed_values(record, value);
+  if (!has_hidden_pk()) codecs_[table->s->primary_key].append_packed_values(record, value);
+}
+
+int ha_tidesdb::check_unique(tidesdb::ColumnFamilyHandle* cf, const std::string& key, uint errkey_index) {
+  std::string existing;
+  // GetForUpdate: a concurrent insert of the same key conflicts (optimistic: at commit;
+  // pessimistic: on the lock), so two rows with one unique value never both commit.
+  tidesdb::Status s = txn()->GetForUpdate(cf, key, &existing);
+  if (s.IsNotFound()) return 0;
+  if (!s.ok()) return report(s, "uniqueness check");
+  errkey = errkey_index;
+  lookup_errkey = errkey_index;
+  return HA_ERR_FOUND_DUPP_KEY;
+}
+
+// READ COMMITTED reads the latest committed row, which may change before the write: the
+// row being changed must still be the one that was read, or the change would be lost.
+int ha_tidesdb::check_row_unchanged(const std::string& pk) {
+  tidesdb::Transaction* t = txn();
+  if (row_locked_ || t->snapshot_sequence() != 0) return 0;  // locked read, or a snapshot level
+  std::string current;
+  tidesdb::Status s = t->GetForUpdate(data_cf(), pk, &current);
+  if (s.ok() && current == row_value_) return 0;
+  if (!s.ok() && !s.IsNotFound()) return report(s, "read for update");
+  return report(
+      tidesdb::Status::Busy("the row was changed by a transaction that committed after it was read"),
+      "update");
+}
+
+int ha_tidesdb::load_auto_increment() {
+  if (share_->next_auto_increment.load() != 0) return 0;
+  std::lock_guard<std::mutex> guard(share_->auto_increment_mutex);
+  if (share_->next_auto_increment.load() != 0) return 0;
+  uint64_t next = 1;
+  uint index = table->s->next_number_index;
+  if (table->found_next_number_field != nullptr && index < table->s->keys &&
+      table->s->next_number_key_offset == 0) {
+    // The largest value any committed row holds is the first part of the index's last
+    // entry (first, for a descending part).
+    const KeyCodec& codec = codecs_[index];
+    auto it = base_db()->NewIterator(tidesdb::ReadOptions(), index_cf(index));
+    bool desc = table->key_info[index].key_part[0].key_part_flag & HA_REVERSE_SORT;
+    if (desc)
+      it->SeekToFirst();
+    else
+      it->SeekToLast();
+    longlong value = 0;
+    bool is_unsigned = false;
+    if (it->Valid() &&
+        codec.first_part_integer(std::string_view(it->key().data(), it->key().size()), &value,
+                                 &is_unsigned) &&
+        (is_unsigned || value > 0))
+      next = static_cast<uint64_t>(value) + 1;
+    if (!it->status().ok()) return ha_error_from_status(it->status(), "AUTO_INCREMENT");
+  }
+  next = std::max<uint64_t>(next, share_->def.auto_increment_start);
+  share_->next_auto_increment = std::max<uint64_t>(next, 1);
+  return 0;
+}
+
+void ha_tidesdb::get_auto_increment(ulonglong offset, ulonglong increment, ulonglong nb_desired_values,
+                                    ulonglong* first_value, ulonglong* nb_reserved_values) {
+  if (load_auto_increment() != 0) {
+    *first_value = ULONGLONG_MAX;
+    return;
+  }
+  if (increment == 0) increment = 1;
+  ulonglong count = std::max<ulonglong>(nb_desired_values, 1);
+  uint64_t current = share_->next_auto_increment.load();
+  ulonglong first, next;
+  do {
+    // The server's series: offset + N * increment.
+    if (current <= offset)
+      first = offset;
+    else
+      first = offset + ((current - offset + increment - 1) / increment) * increment;
+    next = first + count * increment;
+    if (next < first) next = ULONGLONG_MAX;  // overflow: the server reports it at insert
+  } while (!share_->next_auto_increment.compare_exchange_weak(current, next));
+  *first_value = first;
+  *nb_reserved_values = count;
+}
+
+void ha_tidesdb::bump_auto_increment(const uchar* record) {
+  Field* field = table->found_next_number_field;
+  if (field == nullptr || record != table->record[0] || field->is_null()) return;
+  longlong value = field->val_int();
+  bool is_unsigned = (field->flags & UNSIGNED_FLAG) != 0;
+  if (!is_unsigned && value <= 0) return;
+  uint64_t wanted = static_cast<uint64_t>(value) + 1;
+  if (wanted == 0) wanted = ULONGLONG_MAX;
+  if (load_auto_increment() != 0) return;
+  uint64_t current = share_->next_auto_increment.load();
+  while (current < wanted && !share_->next_auto_increment.compare_exchange_weak(current, wanted)) {
+  }
+}
+
+int ha_tidesdb::write_row(const uchar* buf) {
+  THD* thd = ha_thd();
+  tidesdb::Transaction* t = txn();
+  if (table->next_number_field != nullptr && buf == table->record[0]) {
+    int error = update_auto_increment();
+    if (error != 0) return error;
+  }
+  std::string& pk = pk_buf_;
+  pk.clear();
+  bool check = !skip_unique_check(thd);
+  if (has_hidden_pk()) {
+    if (share_->next_row_id.load() == 0) {
+      std::lock_guard<std::mutex> guard(share_->auto_increment_mutex);
+      if (share_->next_row_id.load() == 0) {
+        auto it = base_db()->NewIterator(tidesdb::ReadOptions(), data_cf());
+        it->SeekToLast();
+        uint64_t last = 0;
+        if (it->Valid() && it->key().size() == 8)
+          last = get_big_endian64(reinterpret_cast<const unsigned char*>(it->key().data()));
+        share_->next_row_id = last + 1;
+      }
+    }
+    pk = hidden_pk_key(share_->next_row_id.fetch_add(1));
+  } else {
+    encode_primary_key(buf, &pk);
+    if (check) {
+      int error = check_unique(data_cf(), pk, table->s->primary_key);
+      if (error != 0) return error;
+    }
+  }
+  for (uint i = 0; i < table->s->keys; i++) {
+    if (is_primary(i)) continue;
+    encode_index_entry(i, buf, pk, &new_keys_[i], &new_values_[i]);
+    // A unique entry keyed by its parts alone (no NULL part) carries the primary key in
+    // its value.
+    if (check && codecs_[i].unique() && !new_values_[i].empty() &&
+        new_keys_[i].size() < pk.size() + 1 + new_keys_[i].size()) {
+      bool any_null = false;
+      codecs_[i].parts_length(new_keys_[i], codecs_[i].parts(), &any_null);
+      if (!any_null) {
+        int error = check_unique(index_cf(i), new_keys_[i], i);
+        if (error != 0) return error;
+      }
+    }
+  }
+  encode_row(table, buf, share_->def.schema_version, &value_buf_);
+  tidesdb::Status s = t->Put(data_cf(), pk, value_buf_);
+  for (uint i = 0; i < table->s->keys && s.ok(); i++) {
+    if (is_primary(i)) continue;
+    s = t->Put(index_cf(i), new_keys_[i], new_values_[i]);
+  }
+  if (!s.ok()) return report(s, "write");
+  bump_auto_increment(buf);
+  status_counters.rows_inserted.fetch_add(1, std::memory_order_relaxed);
+  return 0;
+}
+
+int ha_tidesdb::update_row(const uchar* old_data, const uchar* new_data) {
+  THD* thd = ha_thd();
+  tidesdb::Transaction* t = txn();
+  bool check = !skip_unique_check(thd);
+  std::string& old_pk = pk_buf_;
+  std::string& new_pk = new_pk_buf_;
+  old_pk.clear();
+  new_pk.clear();
+  if (has_hidden_pk()) {
+    old_pk = row_pk_;
+    new_pk = row_pk_;
+  } else {
+    encode_primary_key(old_data, &old_pk);
+    encode_primary_key(new_data, &new_pk);
+  }
+  int error = check_row_unchanged(old_pk);
+  if (error != 0) return error;
+  bool pk_changed = old_pk != new_pk;
+  if (pk_changed && check) {
+    error = check_unique(data_cf(), new_pk, table->s->primary_key);
+    if (error != 0) return error;
+  }
+  std::vector<bool> changed(table->s->keys, false);
+  for (uint i = 0; i < table->s->keys; i++) {
+    if (is_primary(i)) continue;
+    encode_index_entry(i, old_data, old_pk, &old_keys_[i], &value_buf_);
+    std::string old_value = value_buf_;
+    encode_index_entry(i, new_data, new_pk, &new_keys_[i], &new_values_[i]);
+    // Only indexes whose entry changes are rewritten.
+    changed[i] = old_keys_[i] != new_keys_[i] || old_value != new_values_[i];
+    if (changed[i] && check && codecs_[i].unique() && old_keys_[i] != new_keys_[i]) {
+      bool any_null = false;
+      codecs_[i].parts_length(new_keys_[i], codecs_[i].parts(), &any_null);
+      if (!any_null) {
+        error = check_unique(index_cf(i), new_keys_[i], i);
+        if (error != 0) return error;
+      }
+    }
+  }
+  tidesdb::Status s;
+  if (pk_changed) s = t->Delete(data_cf(), old_pk);
+  if (s.ok()) {
+    encode_row(table, new_data, share_->def.schema_version, &value_buf_);
+    s = t->Put(data_cf(), new_pk, value_buf_);
+  }
+  for (uint i = 0; i < table->s->keys && s.ok(); i++) {
+    if (is_primary(i) || !changed[i]) continue;
+    if (old_keys_[i] != new_keys_[i]) s = t->Delete(index_cf(i), old_keys_[i]);
+    if (s.ok()) s = t->Put(index_cf(i), new_keys_[i], new_values_[i]);
+  }
+  if (!s.ok()) return report(s, "update");
+  bump_auto_increment(new_data);
+  status_counters.rows_updated.fetch_add(1, std::memory_order_relaxed);
+  return 0;
+}
+
+int ha_tidesdb::delete_row(const uchar* buf) {
+  tidesdb::Transaction* t = txn();
+  std::string& pk = pk_buf_;
+  pk.clear();
+  if (has_hidden_pk())
+    pk = row_pk_;
+  else
+    encode_primary_key(buf, &pk);
+  int error = check_row_unchanged(pk);
+  if (error != 0) return error;
+  tidesdb::Status s = t->Delete(data_cf(), pk);
+  for (uint i = 0; i < table->s->keys && s.ok(); i++) {
+    if (is_primary(i)) continue;
+    encode_index_entry(i, buf, pk, &key_buf_, &value_buf_);
+    s = t->Delete(index_cf(i), key_buf_);
+  }
+  if (!s.ok()) return report(s, "delete");
+  status_counters.rows_deleted.fetch_add(1, std::memory_order_relaxed);
+  return 0;
+}
+
+}  // namespace tidesql

@@ -1,0 +1,309 @@
+#include "key_codec.h"
+
+#include <key.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace tidesql {
+namespace {
+
+constexpr uchar kNullMarker = 0x00;
+constexpr uchar kValueMarker = 0x01;
+constexpr size_t kGroupBytes = 8;
+constexpr uchar kMoreGroups = 9;
+
+void invert(std::string* out, size_t from) {
+  for (size_t i = from; i < out->size(); i++) (*out)[i] = static_cast<char>(~static_cast<uchar>((*out)[i]));
+}
+
+// The bytes of a string column in a row buffer.
+void string_value(Field* field, const uchar* ptr, const uchar** data, size_t* length) {
+  if (auto* var = dynamic_cast<Field_varstring*>(field)) {
+    *length = var->length_bytes == 1 ? ptr[0] : uint2korr(ptr);
+    *data = ptr + var->length_bytes;
+  } else if (auto* blob = dynamic_cast<Field_blob*>(field)) {
+    uint packlength = blob->pack_length_no_ptr();
+    *length = blob->get_length(ptr, packlength);
+    memcpy(data, ptr + packlength, sizeof(uchar*));
+  } else {
+    *length = field->pack_length();
+    *data = ptr;
+  }
+}
+
+}  // namespace
+
+std::string prefix_successor(std::string_view prefix) {
+  std::string s(prefix);
+  while (!s.empty()) {
+    uchar last = static_cast<uchar>(s.back());
+    if (last != 0xff) {
+      s.back() = static_cast<char>(last + 1);
+      return s;
+    }
+    s.pop_back();
+  }
+  return s;
+}
+
+void KeyCodec::init(TABLE* table, uint key_nr) {
+  table_ = table;
+  key_ = &table->key_info[key_nr];
+  unique_ = (key_->flags & HA_NOSAME) != 0 && key_->algorithm != HA_KEY_ALG_LONG_HASH;
+  parts_.clear();
+  for (uint i = 0; i < key_->user_defined_key_parts; i++) {
+    const KEY_PART_INFO& kp = key_->key_part[i];
+    Part part{};
+    // key_part->field is the TABLE's own field (share fields are not bound to rows).
+    part.field = table->field[kp.fieldnr - 1];
+    part.nullable = part.field->real_maybe_null();
+    part.desc = (kp.key_part_flag & HA_REVERSE_SORT) != 0;
+    part.field_offset = part.field->offset(table->record[0]);
+    part.full_length = part.field->key_length() == kp.length && !dynamic_cast<Field_blob*>(part.field);
+    Field* f = part.field;
+    CHARSET_INFO* cs = f->charset();
+    bool is_string =
+        dynamic_cast<Field_varstring*>(f) || dynamic_cast<Field_blob*>(f) || dynamic_cast<Field_string*>(f);
+    switch (f->real_type()) {
+      case MYSQL_TYPE_TINY:
+      case MYSQL_TYPE_SHORT:
+      case MYSQL_TYPE_INT24:
+      case MYSQL_TYPE_LONG:
+      case MYSQL_TYPE_LONGLONG:
+      case MYSQL_TYPE_YEAR:
+        part.kind = Kind::kInt;
+        part.image_length = f->pack_length();
+        break;
+      default:
+        if (is_string && cs == &my_charset_bin) {
+          part.kind = dynamic_cast<Field_string*>(f) ? Kind::kBinaryFixed : Kind::kBinaryVar;
+          part.prefix_chars = kp.length;
+          part.image_length = kp.length;
+        } else if (is_string) {
+          part.kind = Kind::kText;
+          part.prefix_chars = kp.length / cs->mbmaxlen;
+          part.image_length = static_cast<uint>(cs->strnxfrmlen(kp.length));
+        } else {
+          part.kind = Kind::kSortImage;
+          part.image_length = f->sort_length();
+        }
+        break;
+    }
+    part.packed = part.full_length && part.kind != Kind::kInt;
+    parts_.push_back(part);
+  }
+}
+
+void KeyCodec::append_part(const Part& part, const uchar* record, std::string* out, bool* is_null) const {
+  size_t start = out->size();
+  Field* f = part.field;
+  if (part.nullable && f->is_null_in_record(record)) {
+    out->push_back(static_cast<char>(kNullMarker));
+    *is_null = true;
+    if (part.desc) invert(out, start);
+    return;
+  }
+  if (part.nullable) out->push_back(static_cast<char>(kValueMarker));
+  const uchar* ptr = record + part.field_offset;
+  switch (part.kind) {
+    case Kind::kInt: {
+      uint n = part.image_length;
+      size_t at = out->size();
+      out->resize(at + n);
+      for (uint i = 0; i < n; i++) (*out)[at + i] = static_cast<char>(ptr[n - 1 - i]);
+      if (!(f->flags & UNSIGNED_FLAG)) (*out)[at] = static_cast<char>(static_cast<uchar>((*out)[at]) ^ 0x80);
+      break;
+    }
+    case Kind::kText: {
+      const uchar* data;
+      size_t length;
+      string_value(f, ptr, &data, &length);
+      CHARSET_INFO* cs = f->charset();
+      length = std::min(length, cs->charpos(reinterpret_cast<const char*>(data),
+                                            reinterpret_cast<const char*>(data) + length, part.prefix_chars));
+      size_t at = out->size();
+      out->resize(at + part.image_length);
+      uchar* dst = reinterpret_cast<uchar*>(&(*out)[at]);
+      size_t n = cs->strnxfrm(dst, part.image_length, part.prefix_chars * cs->strxfrm_multiply, data, length,
+                              MY_STRXFRM_PAD_WITH_SPACE | MY_STRXFRM_PAD_TO_MAXLEN);
+      if (n < part.image_length) memset(dst + n, 0, part.image_length - n);
+      break;
+    }
+    case Kind::kBinaryFixed: {
+      out->append(reinterpret_cast<const char*>(ptr), std::min<size_t>(part.image_length, f->pack_length()));
+      break;
+    }
+    case Kind::kBinaryVar: {
+      const uchar* data;
+      size_t length;
+      string_value(f, ptr, &data, &length);
+      length = std::min<size_t>(length, part.prefix_chars);
+      size_t pos = 0;
+      do {
+        size_t n = std::min(kGroupBytes, length - pos);
+        out->append(reinterpret_cast<const char*>(data + pos), n);
+        out->append(kGroupBytes - n, '\0');
+        pos += n;
+        bool more = pos < length;
+        out->push_back(static_cast<char>(more ? kMoreGroups : n));
+        if (!more) break;
+      } while (true);
+      break;
+    }
+    case Kind::kSortImage: {
+      size_t at = out->size();
+      out->resize(at + part.image_length);
+      my_ptrdiff_t diff = record - table_->record[0];
+      f->move_field_offset(diff);
+      f->sort_string(reinterpret_cast<uchar*>(&(*out)[at]), part.image_length);
+      f->move_field_offset(-diff);
+      break;
+    }
+  }
+  if (part.desc) invert(out, start);
+}
+
+bool KeyCodec::append_parts(const uchar* record, uint parts, std::string* out) const {
+  bool any_null = false;
+  parts = std::min<uint>(parts, parts_.size());
+  for (uint i = 0; i < parts; i++) append_part(parts_[i], record, out, &any_null);
+  return any_null;
+}
+
+uint KeyCodec::append_key_image(const uchar* key, uint length, uchar* record, std::string* out) const {
+  uint parts = 0, used = 0;
+  while (parts < parts_.size() && used < length) {
+    used += key_->key_part[parts].store_length;
+    parts++;
+  }
+  if (parts == 0) return 0;
+  key_restore(record, key, const_cast<KEY*>(key_), used);
+  append_parts(record, parts, out);
+  return parts;
+}
+
+size_t KeyCodec::parts_length(std::string_view encoded, uint parts, bool* any_null) const {
+  size_t pos = 0;
+  *any_null = false;
+  parts = std::min<uint>(parts, parts_.size());
+  for (uint i = 0; i < parts; i++) {
+    const Part& part = parts_[i];
+    uchar flip = part.desc ? 0xff : 0x00;
+    if (part.nullable) {
+      if (pos >= encoded.size()) return 0;
+      uchar marker = static_cast<uchar>(encoded[pos]) ^ flip;
+      pos++;
+      if (marker == kNullMarker) {
+        *any_null = true;
+        continue;
+      }
+    }
+    if (part.kind == Kind::kBinaryVar) {
+      while (true) {
+        if (pos + kGroupBytes + 1 > encoded.size()) return 0;
+        uchar marker = static_cast<uchar>(encoded[pos + kGroupBytes]) ^ flip;
+        pos += kGroupBytes + 1;
+        if (marker != kMoreGroups) break;
+      }
+    } else {
+      pos += part.image_length;
+      if (pos > encoded.size()) return 0;
+    }
+  }
+  return pos;
+}
+
+bool KeyCodec::decode_into_record(std::string_view encoded, std::string_view* packed, uchar* record) const {
+  size_t pos = 0;
+  for (const Part& part : parts_) {
+    Field* f = part.field;
+    uchar flip = part.desc ? 0xff : 0x00;
+    bool is_null = false;
+    if (part.nullable) {
+      if (pos >= encoded.size()) return false;
+      is_null = (static_cast<uchar>(encoded[pos]) ^ flip) == kNullMarker;
+      pos++;
+      uchar* null_byte = record + f->null_offset();
+      if (is_null)
+        *null_byte |= f->null_bit;
+      else
+        *null_byte &= static_cast<uchar>(~f->null_bit);
+    }
+    if (is_null) continue;
+    size_t image = part.image_length;
+    if (part.kind == Kind::kBinaryVar) {
+      size_t p = pos;
+      while (true) {
+        if (p + kGroupBytes + 1 > encoded.size()) return false;
+        uchar marker = static_cast<uchar>(encoded[p + kGroupBytes]) ^ flip;
+        p += kGroupBytes + 1;
+        if (marker != kMoreGroups) break;
+      }
+      image = p - pos;
+    }
+    if (pos + image > encoded.size()) return false;
+    if (part.kind == Kind::kInt) {
+      uchar* dst = record + part.field_offset;
+      uint n = part.image_length;
+      for (uint i = 0; i < n; i++) dst[n - 1 - i] = static_cast<uchar>(encoded[pos + i]) ^ flip;
+      if (!(f->flags & UNSIGNED_FLAG)) dst[n - 1] ^= 0x80;
+    } else if (part.packed) {
+      const uchar* from = reinterpret_cast<const uchar*>(packed->data());
+      const uchar* end = from + packed->size();
+      const uchar* next = f->unpack(record + part.field_offset, from, end);
+      if (next == nullptr || next > end) return false;
+      packed->remove_prefix(next - from);
+    }
+    pos += image;
+  }
+  return true;
+}
+
+size_t KeyCodec::max_length() const {
+  size_t n = 0;
+  for (const Part& part : parts_) {
+    n += part.nullable ? 1 : 0;
+    n += part.kind == Kind::kBinaryVar ? (part.prefix_chars / kGroupBytes + 1) * (kGroupBytes + 1)
+                                       : part.image_length;
+  }
+  return n;
+}
+
+bool KeyCodec::first_part_integer(std::string_view encoded, longlong* value, bool* is_unsigned) const {
+  if (parts_.empty() || parts_[0].kind != Kind::kInt) return false;
+  const Part& part = parts_[0];
+  uchar flip = part.desc ? 0xff : 0x00;
+  size_t pos = 0;
+  if (part.nullable) {
+    if (encoded.empty() || (static_cast<uchar>(encoded[0]) ^ flip) == kNullMarker) return false;
+    pos = 1;
+  }
+  if (encoded.size() < pos + part.image_length) return false;
+  *is_unsigned = (part.field->flags & UNSIGNED_FLAG) != 0;
+  ulonglong v = 0;
+  for (uint i = 0; i < part.image_length; i++) v = (v << 8) | (static_cast<uchar>(encoded[pos + i]) ^ flip);
+  if (!*is_unsigned) {
+    uint bits = part.image_length * 8;
+    v ^= 1ULL << (bits - 1);
+    if (bits < 64 && (v & (1ULL << (bits - 1)))) v |= ~0ULL << bits;  // sign-extend
+  }
+  *value = static_cast<longlong>(v);
+  return true;
+}
+
+void KeyCodec::append_packed_values(const uchar* record, std::string* out) const {
+  for (const Part& part : parts_) {
+    if (!part.packed) continue;
+    Field* f = part.field;
+    if (part.nullable && f->is_null_in_record(record)) continue;
+    size_t at = out->size();
+    // Field::pack writes at most the column's packed length plus its length bytes.
+    out->resize(at + f->max_packed_col_length(f->pack_length()) + 8);
+    uchar* to = reinterpret_cast<uchar*>(&(*out)[at]);
+    uchar* end = f->pack(to, record + part.field_offset);
+    out->resize(at + (end - to));
+  }
+}
+
+}  // namespace tidesql

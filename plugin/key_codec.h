@@ -1,0 +1,102 @@
+// Memcomparable keys: the byte order of an encoded key is the SQL order of the key under
+// the column's collation, so the library's ordered column families serve every index read.
+//
+// Key part images (docs/SQL-FORMATS.md has the full format, version 1):
+//   nullable part:   0x00 for NULL (nothing follows), 0x01 then the value image
+//   integers:        big-endian, the sign bit flipped for signed types (decodable)
+//   non-binary text: the collation's weight string (strnxfrm, padded to the part's length:
+//                    PAD SPACE collations compare 'a' = 'a  '), fixed length
+//   binary strings:  BINARY(n): the bytes; VARBINARY / BLOB: groups of 8 bytes each
+//                    followed by a marker (9 = more groups follow, else the bytes used)
+//   other types:     the server's sort image (Field::sort_string), fixed length
+//   DESC parts:      every byte of the part (null marker included) inverted
+// Primary key:   the primary key's parts; hidden primary key: the 8-byte big-endian row id.
+// Secondary key: its parts followed by the primary key, except for a UNIQUE key with no
+//                NULL part, whose key is its parts alone (so that two inserts of the same
+//                value write the same library key and conflict); its value then holds the
+//                primary key.
+#pragma once
+
+// my_global.h comes first in every server translation unit.
+#include <my_global.h>
+
+#include <field.h>
+#include <table.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tidesql {
+
+class KeyCodec {
+ public:
+  // Describes key `key_nr` of `table` (table->key_info[key_nr]).
+  void init(TABLE* table, uint key_nr);
+
+  // Appends the images of the key's first `parts` parts, read from `record` (a row buffer
+  // of this table). Returns true if any of those parts is NULL.
+  bool append_parts(const uchar* record, uint parts, std::string* out) const;
+  // Appends the images of the parts present in a server key image (key_copy() layout) with
+  // `length` bytes; `record` is scratch row space of the table. Returns the parts encoded.
+  uint append_key_image(const uchar* key, uint length, uchar* record, std::string* out) const;
+
+  // Length of the first `parts` part images at the front of `encoded`; 0 if malformed.
+  // *any_null tells whether one of them is NULL.
+  size_t parts_length(std::string_view encoded, uint parts, bool* any_null) const;
+
+  // Covering reads: fills the key's full-length columns into `record` from an encoded key
+  // (its parts at the front) and the packed column values of the index entry (`packed`,
+  // advanced past what was used). Returns false if the entry is malformed.
+  bool decode_into_record(std::string_view encoded, std::string_view* packed, uchar* record) const;
+  // Appends the packed values (Field::pack) of the columns decode_into_record() needs
+  // from the entry value: full-length parts whose key image cannot be decoded.
+  void append_packed_values(const uchar* record, std::string* out) const;
+
+  // Most bytes the images of all parts can take.
+  size_t max_length() const;
+  // The value of an integer first part of an encoded key (AUTO_INCREMENT recovery); false
+  // if the first part is not an integer or is NULL.
+  bool first_part_integer(std::string_view encoded, longlong* value, bool* is_unsigned) const;
+
+  uint parts() const { return static_cast<uint>(parts_.size()); }
+  bool unique() const { return unique_; }
+  const KEY* key() const { return key_; }
+
+ private:
+  enum class Kind : uint8_t { kInt, kText, kBinaryFixed, kBinaryVar, kSortImage };
+  struct Part {
+    Field* field;
+    Kind kind;
+    bool nullable;
+    bool desc;
+    bool full_length;   // the part is the whole column (not a prefix)
+    bool packed;        // full length and not decodable: its value is packed in the entry
+    uint image_length;  // fixed-length kinds: bytes of the value image
+    uint prefix_chars;  // kText / kBinary*: the part's length in characters / bytes
+    uint field_offset;  // offset of the column in a row buffer
+  };
+
+  void append_part(const Part& part, const uchar* record, std::string* out, bool* is_null) const;
+
+  TABLE* table_ = nullptr;
+  const KEY* key_ = nullptr;
+  bool unique_ = false;
+  std::vector<Part> parts_;
+};
+
+// The 8-byte key of a row of a table without a primary key.
+inline std::string hidden_pk_key(uint64_t row_id) {
+  std::string k(8, '\0');
+  for (int i = 7; i >= 0; i--) {
+    k[i] = static_cast<char>(row_id & 0xff);
+    row_id >>= 8;
+  }
+  return k;
+}
+
+// The smallest key greater than every key that starts with `prefix` (empty if none: the
+// prefix is all 0xff bytes).
+std::string prefix_successor(std::string_view prefix);
+
+}  // namespace tidesql

@@ -1,0 +1,59 @@
+#include "row_codec.h"
+
+#include <field.h>
+
+#include "coding.h"
+
+namespace tidesql {
+
+void encode_row(TABLE* table, const uchar* record, uint32_t schema_version, std::string* out) {
+  TABLE_SHARE* share = table->s;
+  // Upper bound of the packed size: the record plus every BLOB's data.
+  size_t bound = share->reclength + 16;
+  for (uint* b = share->blob_field; b < share->blob_field + share->blob_fields; b++) {
+    Field_blob* blob = static_cast<Field_blob*>(table->field[*b]);
+    bound += blob->get_length(record + blob->offset(table->record[0]));
+  }
+  out->clear();
+  out->push_back(static_cast<char>(kRowFormatVersion));
+  put_varint(out, schema_version);
+  out->append(reinterpret_cast<const char*>(record), share->null_bytes);
+  size_t header = out->size();
+  out->resize(header + bound);
+  uchar* start = reinterpret_cast<uchar*>(&(*out)[0]);
+  uchar* to = start + header;
+  for (Field** fp = table->field; *fp; fp++) {
+    Field* f = *fp;
+    if (!f->stored_in_db()) continue;
+    if (f->real_maybe_null() && f->is_null_in_record(record)) continue;
+    to = f->pack(to, record + f->offset(table->record[0]));
+  }
+  out->resize(to - start);
+}
+
+int decode_row(TABLE* table, std::string_view value, uchar* record) {
+  TABLE_SHARE* share = table->s;
+  if (value.empty()) return HA_ERR_CRASHED;
+  if (static_cast<uint8_t>(value[0]) != kRowFormatVersion) return HA_ERR_WRONG_IN_RECORD;
+  value.remove_prefix(1);
+  uint64_t schema_version;
+  if (!get_varint(&value, &schema_version)) return HA_ERR_CRASHED;
+  if (value.size() < share->null_bytes) return HA_ERR_CRASHED;
+  memcpy(record, value.data(), share->null_bytes);
+  const uchar* from = reinterpret_cast<const uchar*>(value.data()) + share->null_bytes;
+  const uchar* end = reinterpret_cast<const uchar*>(value.data()) + value.size();
+  for (Field** fp = table->field; *fp; fp++) {
+    Field* f = *fp;
+    if (!f->stored_in_db()) continue;
+    if (f->real_maybe_null() && f->is_null_in_record(record)) {
+      // No stale length or BLOB pointer is left in a NULL column.
+      memset(record + f->offset(table->record[0]), 0, f->pack_length());
+      continue;
+    }
+    from = f->unpack(record + f->offset(table->record[0]), from, end);
+    if (from == nullptr || from > end) return HA_ERR_CRASHED;
+  }
+  return 0;
+}
+
+}  // namespace tidesql

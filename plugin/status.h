@@ -1,0 +1,34 @@
+// Status variables (SHOW GLOBAL STATUS LIKE 'tidesdb%') and SHOW ENGINE TIDESDB STATUS.
+#pragma once
+
+// my_global.h comes first in every server translation unit.
+#include <my_global.h>
+
+#include <handler.h>
+#include <mysql/plugin.h>
+
+#include <atomic>
+
+namespace tidesql {
+
+struct StatusCounters {
+  std::atomic<unsigned long long> rows_read{0};
+  std::atomic<unsigned long long> rows_inserted{0};
+  std::atomic<unsigned long long> rows_updated{0};
+  std::atomic<unsigned long long> rows_deleted{0};
+  std::atomic<unsigned long long> transactions{0};
+  std::atomic<unsigned long long> commits{0};
+  std::atomic<unsigned long long> rollbacks{0};
+  std::atomic<unsigned long long> conflicts{0};
+  std::atomic<unsigned long long> lock_wait_timeouts{0};
+};
+
+extern StatusCounters status_counters;
+
+// Null-terminated list for the plugin declaration.
+extern SHOW_VAR status_variables[];
+
+// handlerton::show_status: the library's statistics, one row per section.
+bool show_engine_status(handlerton* hton, THD* thd, stat_print_fn* print, enum ha_stat_type stat);
+
+}  // namespace tidesql

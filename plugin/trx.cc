@@ -1,0 +1,244 @@
+#include "trx.h"
+
+#include <mysqld_error.h>
+#include <sql_class.h>
+
+#include <algorithm>
+
+#include "engine.h"
+#include "handlerton.h"
+#include "status.h"
+#include "sysvars.h"
+
+namespace tidesql {
+namespace {
+
+bool in_multi_statement_transaction(THD* thd) {
+  return thd_test_options(thd, OPTION_NOT_AUTOCOMMIT | OPTION_BEGIN);
+}
+
+tidesdb::IsolationLevel isolation_of(THD* thd) {
+  switch (thd_tx_isolation(thd)) {
+    case ISO_READ_UNCOMMITTED:
+    case ISO_READ_COMMITTED:
+      return tidesdb::IsolationLevel::kReadCommitted;
+    case ISO_SERIALIZABLE:
+      return tidesdb::IsolationLevel::kSerializable;
+    default:
+      return tidesdb::IsolationLevel::kRepeatableRead;
+  }
+}
+
+void begin_transaction(THD* thd, TrxContext* trx, bool snapshot_at_begin) {
+  tidesdb::TransactionOptions options;
+  options.isolation = isolation_of(thd);
+  options.mode = pessimistic_locking(thd) ? tidesdb::ConcurrencyMode::kPessimistic
+                                          : tidesdb::ConcurrencyMode::kOptimistic;
+  options.lock_timeout_micros = static_cast<int64_t>(lock_wait_timeout_seconds(thd)) * 1000000;
+  options.snapshot_at_begin =
+      snapshot_at_begin && options.isolation != tidesdb::IsolationLevel::kReadCommitted;
+  trx->txn = transaction_db()->BeginTransaction(options);
+  trx->savepoint_depth = 0;
+  trx->statement_savepoint = false;
+  status_counters.transactions.fetch_add(1, std::memory_order_relaxed);
+}
+
+void end_transaction(TrxContext* trx) {
+  trx->release_cursors();
+  trx->txn.reset();
+  trx->statement_open = false;
+  trx->statement_savepoint = false;
+  trx->savepoint_depth = 0;
+}
+
+bool active(const TrxContext* trx) {
+  return trx != nullptr && trx->txn && trx->txn->state() == tidesdb::Transaction::State::kActive;
+}
+
+int tidesdb_commit(handlerton*, THD* thd, bool all) {
+  TrxContext* trx = existing_trx_context(thd);
+  if (trx == nullptr || !trx->txn) return 0;
+  if (!all && in_multi_statement_transaction(thd)) {
+    // The statement succeeded: its savepoint is no longer needed.
+    if (trx->statement_savepoint && active(trx)) {
+      trx->txn->ReleaseSavepoint();
+      trx->savepoint_depth--;
+    }
+    trx->statement_savepoint = false;
+    trx->statement_open = false;
+    return 0;
+  }
+  trx->release_cursors();
+  tidesdb::Status s = active(trx) ? trx->txn->Commit() : tidesdb::Status::OK();
+  end_transaction(trx);
+  if (s.ok()) {
+    status_counters.commits.fetch_add(1, std::memory_order_relaxed);
+    return 0;
+  }
+  status_counters.rollbacks.fetch_add(1, std::memory_order_relaxed);
+  int error = ha_error_from_status(s, "commit");
+  if (error == HA_ERR_LOCK_DEADLOCK) {
+    status_counters.conflicts.fetch_add(1, std::memory_order_relaxed);
+    // Reported here, or the client would see ER_ERROR_DURING_COMMIT (1180).
+    my_error(ER_LOCK_DEADLOCK, MYF(0));
+  } else if (error == HA_ERR_LOCK_WAIT_TIMEOUT) {
+    my_error(ER_LOCK_WAIT_TIMEOUT, MYF(0));
+  }
+  return error;
+}
+
+int tidesdb_rollback(handlerton*, THD* thd, bool all) {
+  TrxContext* trx = existing_trx_context(thd);
+  if (trx == nullptr || !trx->txn) return 0;
+  if (!all && in_multi_statement_transaction(thd)) {
+    // The statement failed: undo just its changes.
+    if (trx->statement_savepoint && active(trx)) {
+      trx->release_cursors();
+      trx->txn->RollbackToSavepoint();
+      trx->savepoint_depth--;
+    }
+    trx->statement_savepoint = false;
+    trx->statement_open = false;
+    return 0;
+  }
+  trx->release_cursors();
+  if (active(trx)) trx->txn->Rollback();
+  end_transaction(trx);
+  status_counters.rollbacks.fetch_add(1, std::memory_order_relaxed);
+  return 0;
+}
+
+// The savepoint area holds the depth of the library's savepoint stack with this
+// savepoint on top.
+int tidesdb_savepoint_set(handlerton*, THD* thd, void* sv) {
+  TrxContext* trx = trx_context(thd);
+  if (!active(trx)) begin_transaction(thd, trx, false);
+  trx->txn->SetSavepoint();
+  trx->savepoint_depth++;
+  *static_cast<uint64_t*>(sv) = trx->savepoint_depth;
+  return 0;
+}
+
+int tidesdb_savepoint_rollback(handlerton*, THD* thd, void* sv) {
+  TrxContext* trx = existing_trx_context(thd);
+  if (!active(trx)) return 0;
+  uint64_t target = *static_cast<uint64_t*>(sv);
+  trx->release_cursors();
+  while (trx->savepoint_depth >= target && trx->savepoint_depth > 0) {
+    trx->txn->RollbackToSavepoint();
+    trx->savepoint_depth--;
+  }
+  // The savepoint stays after ROLLBACK TO SAVEPOINT.
+  trx->txn->SetSavepoint();
+  trx->savepoint_depth++;
+  return 0;
+}
+
+int tidesdb_savepoint_release(handlerton*, THD* thd, void* sv) {
+  TrxContext* trx = existing_trx_context(thd);
+  if (!active(trx)) return 0;
+  uint64_t target = *static_cast<uint64_t*>(sv);
+  while (trx->savepoint_depth >= target && trx->savepoint_depth > 0) {
+    trx->txn->ReleaseSavepoint();
+    trx->savepoint_depth--;
+  }
+  return 0;
+}
+
+bool tidesdb_savepoint_rollback_can_release_mdl(handlerton*, THD*) { return true; }
+
+int tidesdb_start_consistent_snapshot(handlerton* hton, THD* thd) {
+  TrxContext* trx = trx_context(thd);
+  if (active(trx)) return 0;
+  begin_transaction(thd, trx, true);
+  trans_register_ha(thd, true, hton, 0);
+  return 0;
+}
+
+int tidesdb_close_connection(handlerton* hton, THD* thd) {
+  TrxContext* trx = existing_trx_context(thd);
+  if (trx == nullptr) return 0;
+  // A client that disconnects mid-transaction has it rolled back.
+  if (active(trx)) trx->txn->Rollback();
+  end_transaction(trx);
+  delete trx;
+  thd_set_ha_data(thd, hton, nullptr);
+  return 0;
+}
+
+}  // namespace
+
+void TrxContext::add_cursor(TransactionCursor* c) {
+  if (std::find(cursors.begin(), cursors.end(), c) == cursors.end()) cursors.push_back(c);
+}
+
+void TrxContext::remove_cursor(TransactionCursor* c) {
+  auto it = std::find(cursors.begin(), cursors.end(), c);
+  if (it != cursors.end()) cursors.erase(it);
+}
+
+void TrxContext::release_cursors() {
+  // release_cursor() calls remove_cursor(): work on a copy.
+  std::vector<TransactionCursor*> open;
+  open.swap(cursors);
+  for (TransactionCursor* c : open) c->release_cursor();
+}
+
+TrxContext* existing_trx_context(THD* thd) {
+  return static_cast<TrxContext*>(thd_get_ha_data(thd, tidesdb_hton));
+}
+
+TrxContext* trx_context(THD* thd) {
+  TrxContext* trx = existing_trx_context(thd);
+  if (trx == nullptr) {
+    trx = new TrxContext();
+    // Through thd_set_ha_data, so that close_connection is called.
+    thd_set_ha_data(thd, tidesdb_hton, trx);
+  }
+  return trx;
+}
+
+int begin_statement(THD* thd, TrxContext* trx) {
+  if (trx->statement_open && active(trx)) return 0;
+  bool multi = in_multi_statement_transaction(thd);
+  if (!active(trx)) {
+    trx->release_cursors();
+    begin_transaction(thd, trx, false);
+  }
+  trans_register_ha(thd, false, tidesdb_hton, 0);
+  if (multi) {
+    trans_register_ha(thd, true, tidesdb_hton, 0);
+    trx->txn->SetSavepoint();
+    trx->savepoint_depth++;
+    trx->statement_savepoint = true;
+  }
+  trx->statement_open = true;
+  return 0;
+}
+
+void on_row_error(THD* thd, TrxContext* trx, int error) {
+  if (error != HA_ERR_LOCK_DEADLOCK) return;
+  status_counters.conflicts.fetch_add(1, std::memory_order_relaxed);
+  // InnoDB's rule: a deadlock (here also a write conflict) rolls back the whole
+  // transaction. The library transaction goes now, releasing its locks; the server rolls
+  // back the rest at the statement's end.
+  if (active(trx)) {
+    trx->release_cursors();
+    trx->txn->Rollback();
+  }
+  thd->mark_transaction_to_rollback(true);
+}
+
+void install_transaction_hooks(handlerton* hton) {
+  hton->commit = tidesdb_commit;
+  hton->rollback = tidesdb_rollback;
+  hton->savepoint_offset = sizeof(uint64_t);
+  hton->savepoint_set = tidesdb_savepoint_set;
+  hton->savepoint_rollback = tidesdb_savepoint_rollback;
+  hton->savepoint_release = tidesdb_savepoint_release;
+  hton->savepoint_rollback_can_release_mdl = tidesdb_savepoint_rollback_can_release_mdl;
+  hton->start_consistent_snapshot = tidesdb_start_consistent_snapshot;
+  hton->close_connection = tidesdb_close_connection;
+}
+
+}  // namespace tidesql

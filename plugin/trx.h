@@ -1,0 +1,71 @@
+// Transactions: one library transaction per MariaDB transaction of a connection
+// (autocommit statements included), and the handlerton's transaction entry points.
+//
+// Mapping (docs/SQL-ENGINE.md has the whole story):
+//   * The transaction begins at the first statement that locks a TidesDB table
+//     (external_lock / start_stmt) or at START TRANSACTION WITH CONSISTENT SNAPSHOT, and
+//     is registered with the server for the statement and, inside BEGIN, the transaction.
+//   * Inside BEGIN every statement sets a library savepoint: a failed statement rolls
+//     back to it (rollback(all=false)); a successful one releases it.
+//   * The session's isolation level maps onto the library's (READ UNCOMMITTED runs as READ
+//     COMMITTED); tidesdb_pessimistic_locking picks the concurrency mode.
+//   * Conflicts and deadlocks become ER_LOCK_DEADLOCK (1213) and roll the whole
+//     transaction back; lock wait timeouts ER_LOCK_WAIT_TIMEOUT (1205) roll back the
+//     statement.
+#pragma once
+
+// my_global.h comes first in every server translation unit.
+#include <my_global.h>
+
+#include <handler.h>
+
+#include <memory>
+#include <vector>
+
+#include "tidesdb/transaction.h"
+
+namespace tidesql {
+
+// Something that holds a library iterator into the connection's transaction (a handler's
+// open scan); it must drop the iterator before the transaction ends.
+class TransactionCursor {
+ public:
+  virtual void release_cursor() = 0;
+
+ protected:
+  ~TransactionCursor() = default;
+};
+
+// Per connection (thd_get_ha_data).
+struct TrxContext {
+  std::unique_ptr<tidesdb::Transaction> txn;
+  bool statement_open = false;       // between the statement's first lock and its end
+  bool statement_savepoint = false;  // the open statement set a library savepoint
+  uint64_t savepoint_depth = 0;      // library savepoints on the transaction's stack
+  std::vector<TransactionCursor*> cursors;
+  // Counters of this connection's transactions, for status variables.
+  uint64_t conflicts = 0;
+
+  void add_cursor(TransactionCursor* c);
+  void remove_cursor(TransactionCursor* c);
+  void release_cursors();
+};
+
+// The connection's context, created on first use.
+TrxContext* trx_context(THD* thd);
+// The connection's context, or null if it never used the engine.
+TrxContext* existing_trx_context(THD* thd);
+
+// Called at the start of each statement that uses a TidesDB table: begins the transaction
+// if needed, registers it with the server, and opens the statement (savepoint inside
+// BEGIN). Returns 0 or a handler error.
+int begin_statement(THD* thd, TrxContext* trx);
+
+// A row operation failed with `error` (a handler code): a deadlock or conflict rolls the
+// whole transaction back (the library's and, at the statement's end, the server's).
+void on_row_error(THD* thd, TrxContext* trx, int error);
+
+// Installs commit, rollback, savepoints, consistent snapshot and close_connection.
+void install_transaction_hooks(handlerton* hton);
+
+}  // namespace tidesql
