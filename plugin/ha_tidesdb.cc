@@ -40,7 +40,10 @@ handler::Table_flags ha_tidesdb::table_flags() const {
   Table_flags flags = HA_BINLOG_ROW_CAPABLE | HA_NULL_IN_KEY | HA_CAN_INDEX_BLOBS | HA_REC_NOT_IN_SEQ |
                       HA_PRIMARY_KEY_IN_READ_INDEX | HA_CAN_VIRTUAL_COLUMNS | HA_CAN_SQL_HANDLER |
                       HA_TABLE_SCAN_ON_INDEX | HA_CAN_GEOMETRY | HA_CAN_BIT_FIELD | HA_CONCURRENT_OPTIMIZE |
-                      HA_CAN_TABLES_WITHOUT_ROLLBACK;
+                      HA_CAN_TABLES_WITHOUT_ROLLBACK | HA_DUPLICATE_POS |
+                      // Old index entries are computed from the row the server passes, so
+                      // every key column (virtual ones too) must be in it.
+                      HA_REQUIRES_KEY_COLUMNS_FOR_DELETE;
   if (table_share != nullptr && table_share->primary_key != MAX_KEY)
     flags |= HA_PRIMARY_KEY_REQUIRED_FOR_POSITION;
   // Statement-based binary logging is safe only where a statement's reads are repeatable
@@ -206,6 +209,10 @@ uint64_t ha_tidesdb::estimated_rows(tidesdb::ColumnFamilyHandle* cf) {
 
 int ha_tidesdb::info(uint flag) {
   if (share_ == nullptr) return 0;
+  if (flag == (HA_STATUS_ERRKEY | HA_STATUS_NO_LOCK) || flag == HA_STATUS_ERRKEY) {
+    errkey = dup_key_;
+    return 0;
+  }
   if (flag & HA_STATUS_VARIABLE) {
     tidesdb::RangeEstimate data = base_db()->EstimateRange(data_cf(), tidesdb::Range{"", ""});
     stats.records = data.keys;
@@ -230,6 +237,7 @@ int ha_tidesdb::info(uint flag) {
     }
     stats.block_size = 16384;
   }
+  if (flag & HA_STATUS_ERRKEY) errkey = dup_key_;
   if (flag & HA_STATUS_AUTO) {
     if (table->found_next_number_field != nullptr && load_auto_increment() == 0)
       stats.auto_increment_value = share_->next_auto_increment.load();
@@ -371,6 +379,7 @@ int ha_tidesdb::check(THD* thd, HA_CHECK_OPT* check_opt) {
         missing++;
         continue;
       }
+      if (table->vfield != nullptr) table->update_virtual_fields(this, VCOL_UPDATE_INDEXED);
       std::string pk(it->key().data(), it->key().size());
       for (uint i = 0; i < table->s->keys; i++) {
         if (is_primary(i)) continue;

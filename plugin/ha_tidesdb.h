@@ -129,6 +129,8 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   bool entry_primary_key(uint index, std::string_view key, std::string_view value, std::string* pk,
                          std::string_view* packed) const;
   int seek_index(uchar* buf, const std::string& target, enum ha_rkey_function find_flag);
+  // ref / dup_ref layout: 2-byte length + primary key, zero-padded (hidden: 8-byte row id).
+  void store_ref(uchar* to, const std::string& pk) const;
 
   // --- writes (ha_tidesdb_write.cc)
   void encode_primary_key(const uchar* record, std::string* out) const;
@@ -164,6 +166,8 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   // Scratch buffers.
   std::string key_buf_, value_buf_, pk_buf_, new_pk_buf_;
   std::vector<std::string> old_keys_, new_keys_, new_values_;
+
+  uint dup_key_ = MAX_KEY;  // the key of the last HA_ERR_FOUND_DUPP_KEY (info(HA_STATUS_ERRKEY))
 
   // HA_EXTRA flags of the statement.
   bool ignore_dup_key_ = false;

@@ -165,17 +165,26 @@ int ha_tidesdb::rnd_next(uchar* buf) {
   return deliver_from_iterator(buf, true);
 }
 
+void ha_tidesdb::store_ref(uchar* to, const std::string& pk) const {
+  if (has_hidden_pk()) {
+    memset(to, 0, 8);
+    memcpy(to, pk.data(), std::min<size_t>(8, pk.size()));
+    return;
+  }
+  size_t n = std::min<size_t>(pk.size(), ref_length - 2);
+  int2store(to, static_cast<uint16>(n));
+  memcpy(to + 2, pk.data(), n);
+  memset(to + 2 + n, 0, ref_length - 2 - n);
+}
+
 void ha_tidesdb::position(const uchar* record) {
   if (has_hidden_pk()) {
-    memcpy(ref, row_pk_.data(), std::min<size_t>(8, row_pk_.size()));
+    store_ref(ref, row_pk_);
     return;
   }
   pk_buf_.clear();
   encode_primary_key(record, &pk_buf_);
-  size_t n = std::min<size_t>(pk_buf_.size(), ref_length - 2);
-  int2store(ref, static_cast<uint16>(n));
-  memcpy(ref + 2, pk_buf_.data(), n);
-  memset(ref + 2 + n, 0, ref_length - 2 - n);
+  store_ref(ref, pk_buf_);
 }
 
 int ha_tidesdb::rnd_pos(uchar* buf, uchar* pos) {

@@ -40,8 +40,16 @@ int ha_tidesdb::check_unique(tidesdb::ColumnFamilyHandle* cf, const std::string&
   tidesdb::Status s = txn()->GetForUpdate(cf, key, &existing);
   if (s.IsNotFound()) return 0;
   if (!s.ok()) return report(s, "uniqueness check");
-  errkey = errkey_index;
-  lookup_errkey = errkey_index;
+  errkey = dup_key_ = errkey_index;
+  // HA_DUPLICATE_POS: REPLACE and ON DUPLICATE KEY UPDATE read the conflicting row by
+  // dup_ref. A unique entry's value starts with the row's primary key.
+  if (is_primary(errkey_index)) {
+    store_ref(dup_ref, key);
+  } else {
+    std::string_view value = existing;
+    uint64_t length = 0;
+    if (get_varint(&value, &length) && length <= value.size()) store_ref(dup_ref, std::string(value.data(), length));
+  }
   return HA_ERR_FOUND_DUPP_KEY;
 }
 

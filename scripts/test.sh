@@ -76,7 +76,7 @@ run_ctest() {
 
 # --- mysql-test-run ---------------------------------------------------------------------------
 
-MTR_BASE=$BUILD/mtr
+MTR_BASE=${TIDESQL_MTR_BASE:-$BUILD/mtr}
 STOCK_TESTS=/usr/share/mysql/mysql-test
 STOCK_PLUGINS=/usr/lib/mysql/plugin
 
