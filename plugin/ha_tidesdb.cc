@@ -214,13 +214,25 @@ int ha_tidesdb::info(uint flag) {
     return 0;
   }
   if (flag & HA_STATUS_VARIABLE) {
-    tidesdb::RangeEstimate data = base_db()->EstimateRange(data_cf(), tidesdb::Range{"", ""});
-    stats.records = data.keys;
+    uint64_t now = microsecond_interval_timer();
+    uint64_t at = share_->estimate_at_micros.load(std::memory_order_relaxed);
+    if (at == 0 || now - at > TableShare::kEstimateRefreshMicros || (flag & HA_STATUS_TIME)) {
+      tidesdb::RangeEstimate data = base_db()->EstimateRange(data_cf(), tidesdb::Range{"", ""});
+      uint64_t index_bytes = 0;
+      for (uint i = 0; i < table->s->keys; i++)
+        if (!is_primary(i)) index_bytes += base_db()->EstimateRange(index_cf(i), {"", ""}).bytes;
+      share_->estimated_rows = data.keys;
+      share_->estimated_data_bytes = data.bytes;
+      share_->estimated_index_bytes = index_bytes;
+      share_->estimate_at_micros = now;
+      share_->rows_changed_since_estimate = 0;
+    }
+    int64_t rows = static_cast<int64_t>(share_->estimated_rows.load(std::memory_order_relaxed)) +
+                   share_->rows_changed_since_estimate.load(std::memory_order_relaxed);
+    stats.records = rows > 0 ? static_cast<ha_rows>(rows) : 0;
     stats.deleted = 0;
-    stats.data_file_length = data.bytes;
-    stats.index_file_length = 0;
-    for (uint i = 0; i < table->s->keys; i++)
-      if (!is_primary(i)) stats.index_file_length += base_db()->EstimateRange(index_cf(i), {"", ""}).bytes;
+    stats.data_file_length = share_->estimated_data_bytes.load(std::memory_order_relaxed);
+    stats.index_file_length = share_->estimated_index_bytes.load(std::memory_order_relaxed);
     stats.mean_rec_length = stats.records ? static_cast<ulong>(stats.data_file_length / stats.records) : 0;
   }
   if (flag & HA_STATUS_CONST) {

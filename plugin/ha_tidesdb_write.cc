@@ -188,6 +188,7 @@ int ha_tidesdb::write_row(const uchar* buf) {
   }
   if (!s.ok()) return report(s, "write");
   bump_auto_increment(buf);
+  share_->rows_changed_since_estimate.fetch_add(1, std::memory_order_relaxed);
   status_counters.rows_inserted.fetch_add(1, std::memory_order_relaxed);
   return 0;
 }
@@ -265,6 +266,7 @@ int ha_tidesdb::delete_row(const uchar* buf) {
     s = t->Delete(index_cf(i), key_buf_);
   }
   if (!s.ok()) return report(s, "delete");
+  share_->rows_changed_since_estimate.fetch_sub(1, std::memory_order_relaxed);
   status_counters.rows_deleted.fetch_add(1, std::memory_order_relaxed);
   return 0;
 }

@@ -36,6 +36,17 @@ class TableShare : public Handler_share {
   std::atomic<uint64_t> next_auto_increment{0};
   std::mutex auto_increment_mutex;  // loading next_auto_increment
 
+  // Size estimates for info(), refreshed at most every kEstimateRefreshMicros: computing
+  // them walks the memtable's upper levels and every file's index, too much per statement.
+  static constexpr uint64_t kEstimateRefreshMicros = 2'000'000;
+  std::atomic<uint64_t> estimate_at_micros{0};  // 0 = never computed
+  std::atomic<uint64_t> estimated_rows{0};
+  std::atomic<uint64_t> estimated_data_bytes{0};
+  std::atomic<uint64_t> estimated_index_bytes{0};
+  // Rows written minus rows deleted since the estimate (statements of any transaction),
+  // so that the count follows a table between refreshes.
+  std::atomic<int64_t> rows_changed_since_estimate{0};
+
   // ANALYZE TABLE statistics, loaded at open.
   TableStats stats;
   bool stats_loaded = false;
