@@ -78,6 +78,15 @@ tidesdb::Transaction* ha_tidesdb::txn() {
 
 int ha_tidesdb::create(const char* name, TABLE* form, HA_CREATE_INFO* create_info) {
   if (transaction_db() == nullptr) return HA_ERR_INTERNAL_ERROR;
+  // Foreign keys are not enforced yet: refuse them rather than drop them silently.
+  if (create_info->alter_info != nullptr) {
+    for (const Key& key : create_info->alter_info->key_list) {
+      if (key.type == Key::FOREIGN_KEY) {
+        my_error(ER_NOT_SUPPORTED_YET, MYF(0), "FOREIGN KEY constraints on TidesDB tables");
+        return HA_ERR_TIDESDB_REPORTED;
+      }
+    }
+  }
   std::string dict = dictionary_name(name);
   TableDef shape;
   shape.hidden_pk = form->s->primary_key == MAX_KEY;
