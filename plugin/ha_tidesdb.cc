@@ -55,7 +55,10 @@ handler::Table_flags ha_tidesdb::table_flags() const {
 
 ulong ha_tidesdb::index_flags(uint index, uint part, bool all_parts) const {
   ulong flags = HA_READ_NEXT | HA_READ_PREV | HA_READ_ORDER | HA_READ_RANGE | HA_KEYREAD_ONLY;
-  if (table_share != nullptr && index == table_share->primary_key) flags |= HA_CLUSTERED_INDEX;
+  if (table_share != nullptr && index == table_share->primary_key)
+    flags |= HA_CLUSTERED_INDEX;
+  else
+    flags |= HA_DO_INDEX_COND_PUSHDOWN;
   return flags;
 }
 

@@ -86,6 +86,9 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   int index_first(uchar* buf) override;
   int index_last(uchar* buf) override;
   int index_next_same(uchar* buf, const uchar* key, uint keylen) override;
+  // Index condition pushdown on secondary indexes: checked on the index entry before the
+  // row is read.
+  Item* idx_cond_push(uint keyno, Item* idx_cond) override;
 
   // --- writes (ha_tidesdb_write.cc)
   int write_row(const uchar* buf) override;
@@ -125,6 +128,10 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   // Reads the row of primary key `pk` into buf (locking read when the statement asks).
   int fetch_row(const std::string& pk, uchar* buf);
   int decode_current_row(uchar* buf);
+  // Fills the index's (and the primary key's) columns from an entry of active_index when
+  // a covering read or a pushed index condition needs them, and checks the condition:
+  // 0, HA_ERR_KEY_NOT_FOUND (rejected), HA_ERR_END_OF_FILE (out of range) or an error.
+  int entry_into_record(std::string_view key, std::string_view packed, uchar* buf);
   // Primary key bytes of an index entry of key `index`.
   bool entry_primary_key(uint index, std::string_view key, std::string_view value, std::string* pk,
                          std::string_view* packed) const;

@@ -89,6 +89,29 @@ bool ha_tidesdb::entry_primary_key(uint index, std::string_view key, std::string
   return true;
 }
 
+int ha_tidesdb::entry_into_record(std::string_view key, std::string_view packed, uchar* buf) {
+  bool pushed = pushed_idx_cond != nullptr && pushed_idx_cond_keyno == active_index;
+  if (!pushed && !keyread_) return 0;
+  bool ok = codecs_[active_index].decode_into_record(key, &packed, buf);
+  if (ok && !has_hidden_pk()) ok = codecs_[table->s->primary_key].decode_into_record(pk_buf_, &packed, buf);
+  if (!ok) {
+    sql_print_error("TidesDB: table %s: malformed entry in index %s", share_->name.c_str(),
+                    table->key_info[active_index].name.str);
+    return HA_ERR_CRASHED;
+  }
+  if (!pushed) return 0;
+  switch (handler_index_cond_check(this)) {
+    case CHECK_POS:
+      return 0;
+    case CHECK_NEG:
+      return HA_ERR_KEY_NOT_FOUND;
+    case CHECK_OUT_OF_RANGE:
+      return HA_ERR_END_OF_FILE;
+    default:
+      return HA_ERR_QUERY_INTERRUPTED;
+  }
+}
+
 int ha_tidesdb::deliver_from_iterator(uchar* buf, bool forward) {
   while (true) {
     if (!iter_->Valid()) {
@@ -115,11 +138,16 @@ int ha_tidesdb::deliver_from_iterator(uchar* buf, bool forward) {
                         table->key_info[active_index].name.str);
         return HA_ERR_CRASHED;
       }
+      int verdict = entry_into_record(key, packed, buf);
+      if (verdict == HA_ERR_KEY_NOT_FOUND) {  // the pushed condition rejects the entry
+        if (forward)
+          iter_->Next();
+        else
+          iter_->Prev();
+        continue;
+      }
+      if (verdict != 0) return verdict;
       if (keyread_) {
-        bool ok = codecs_[active_index].decode_into_record(key, &packed, buf);
-        if (ok && !has_hidden_pk())
-          ok = codecs_[table->s->primary_key].decode_into_record(pk_buf_, &packed, buf);
-        if (!ok) return HA_ERR_CRASHED;
         row_pk_ = pk_buf_;
         row_locked_ = false;
         status_counters.rows_read.fetch_add(1, std::memory_order_relaxed);
@@ -291,21 +319,28 @@ int ha_tidesdb::index_read_map(uchar* buf, const uchar* key, key_part_map keypar
       last_key_ = key_buf_;
       std::string_view packed;
       if (!entry_primary_key(active_index, key_buf_, value_buf_, &pk_buf_, &packed)) return HA_ERR_CRASHED;
-      int error;
-      if (keyread_) {
-        bool ok = codec.decode_into_record(key_buf_, &packed, buf);
-        if (ok && !has_hidden_pk())
-          ok = codecs_[table->s->primary_key].decode_into_record(pk_buf_, &packed, buf);
+      int error = entry_into_record(key_buf_, packed, buf);
+      if (error == HA_ERR_END_OF_FILE) error = HA_ERR_KEY_NOT_FOUND;
+      if (error == 0 && keyread_)
         row_pk_ = pk_buf_;
-        error = ok ? 0 : HA_ERR_CRASHED;
-      } else {
+      else if (error == 0)
         error = fetch_row(pk_buf_, buf);
-      }
       iter_released_ = error == 0;
       return error;
     }
   }
   return seek_index(buf, key_buf_, find_flag);
+}
+
+Item* ha_tidesdb::idx_cond_push(uint keyno, Item* idx_cond) {
+  // Indexed virtual columns are computed by the server only after the row is read.
+  const KEY& key = table->key_info[keyno];
+  for (uint i = 0; i < key.user_defined_key_parts; i++)
+    if (!table->field[key.key_part[i].fieldnr - 1]->stored_in_db()) return idx_cond;
+  pushed_idx_cond = idx_cond;
+  pushed_idx_cond_keyno = keyno;
+  in_range_check_pushed_down = true;
+  return nullptr;
 }
 
 int ha_tidesdb::index_read_last_map(uchar* buf, const uchar* key, key_part_map keypart_map) {

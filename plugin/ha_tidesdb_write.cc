@@ -48,7 +48,8 @@ int ha_tidesdb::check_unique(tidesdb::ColumnFamilyHandle* cf, const std::string&
   } else {
     std::string_view value = existing;
     uint64_t length = 0;
-    if (get_varint(&value, &length) && length <= value.size()) store_ref(dup_ref, std::string(value.data(), length));
+    if (get_varint(&value, &length) && length <= value.size())
+      store_ref(dup_ref, std::string(value.data(), length));
   }
   return HA_ERR_FOUND_DUPP_KEY;
 }
