@@ -311,6 +311,14 @@ int ha_tidesdb::extra(enum ha_extra_function operation) {
     case HA_EXTRA_NO_IGNORE_DUP_KEY:
       ignore_dup_key_ = false;
       break;
+    case HA_EXTRA_BEGIN_COPY:
+    case HA_EXTRA_BEGIN_ALTER_IGNORE_COPY:
+      copying_ = true;
+      break;
+    case HA_EXTRA_END_COPY:
+    case HA_EXTRA_ABORT_COPY:
+      copying_ = false;
+      break;
     default:
       break;
   }
@@ -321,6 +329,7 @@ int ha_tidesdb::reset() {
   close_iterator();
   keyread_ = false;
   ignore_dup_key_ = false;
+  copying_ = false;
   lock_type_ = TL_READ;
   return 0;
 }

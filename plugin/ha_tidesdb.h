@@ -178,6 +178,7 @@ class ha_tidesdb final : public handler, public TransactionCursor {
 
   // HA_EXTRA flags of the statement.
   bool ignore_dup_key_ = false;
+  bool copying_ = false;  // ALTER TABLE's copy into this (new) table: trx.h, commit_copy_chunk
 };
 
 // handlerton::create. Called with a null share too (hton->drop_table, flag queries).

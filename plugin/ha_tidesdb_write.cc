@@ -191,6 +191,7 @@ int ha_tidesdb::write_row(const uchar* buf) {
   bump_auto_increment(buf);
   share_->rows_changed_since_estimate.fetch_add(1, std::memory_order_relaxed);
   status_counters.rows_inserted.fetch_add(1, std::memory_order_relaxed);
+  if (copying_ && t->write_set_bytes() > copy_chunk_bytes()) return commit_copy_chunk(thd, trx_context(thd));
   return 0;
 }
 

@@ -216,6 +216,19 @@ int begin_statement(THD* thd, TrxContext* trx) {
   return 0;
 }
 
+size_t copy_chunk_bytes() { return std::min<size_t>(32 << 20, sysvars.max_write_set_bytes / 2); }
+
+int commit_copy_chunk(THD* thd, TrxContext* trx) {
+  if (!active(trx)) return 0;
+  trx->release_cursors();
+  tidesdb::Status s = trx->txn->Commit();
+  end_transaction(trx);
+  if (!s.ok()) return ha_error_from_status(s, "ALTER TABLE copy");
+  begin_transaction(thd, trx, false);
+  trx->statement_open = true;
+  return 0;
+}
+
 void on_row_error(THD* thd, TrxContext* trx, int error) {
   if (error != HA_ERR_LOCK_DEADLOCK) return;
   status_counters.conflicts.fetch_add(1, std::memory_order_relaxed);

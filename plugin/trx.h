@@ -61,6 +61,14 @@ TrxContext* existing_trx_context(THD* thd);
 // BEGIN). Returns 0 or a handler error.
 int begin_statement(THD* thd, TrxContext* trx);
 
+// ALTER TABLE's copy into the new (#sql-alter, not yet visible) table commits every
+// copy_chunk_bytes() of write set: no other session can see that table before the server
+// renames it into place, and a failed or crashed ALTER drops it whole, so the ALTER stays
+// atomic while its size is not bounded by tidesdb_max_write_set_bytes. Commits the
+// library transaction and begins the next one in its place. Returns 0 or a handler error.
+size_t copy_chunk_bytes();  // 32 MiB, or half of tidesdb_max_write_set_bytes if smaller
+int commit_copy_chunk(THD* thd, TrxContext* trx);
+
 // A row operation failed with `error` (a handler code): a deadlock or conflict rolls the
 // whole transaction back (the library's and, at the statement's end, the server's).
 void on_row_error(THD* thd, TrxContext* trx, int error);
