@@ -166,7 +166,9 @@ int ha_tidesdb::close() {
 int ha_tidesdb::delete_table(const char* name) {
   if (transaction_db() == nullptr) return HA_ERR_INTERNAL_ERROR;
   tidesdb::Status s = dictionary_drop_table(dictionary_name(name));
-  if (s.IsNotFound()) return 0;  // nothing of it in the engine: the DROP can finish
+  // Not ours: the server counts that as dropped (with a note), and its "drop from every
+  // engine" pass for a table without .frm must not think TidesDB had it.
+  if (s.IsNotFound()) return HA_ERR_NO_SUCH_TABLE;
   if (!s.ok()) return ha_error_from_status(s, "DROP TABLE");
   return 0;
 }

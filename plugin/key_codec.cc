@@ -251,7 +251,11 @@ bool KeyCodec::decode_into_record(std::string_view encoded, std::string_view* pa
     } else if (part.packed) {
       const uchar* from = reinterpret_cast<const uchar*>(packed->data());
       const uchar* end = from + packed->size();
-      const uchar* next = f->unpack(record + part.field_offset, from, end);
+      // As in decode_row: BLOB-like unpack writes through the field's own pointer.
+      my_ptrdiff_t diff = record - table_->record[0];
+      if (diff != 0) f->move_field_offset(diff);
+      const uchar* next = f->unpack(f->ptr, from, end);
+      if (diff != 0) f->move_field_offset(-diff);
       if (next == nullptr || next > end) return false;
       packed->remove_prefix(next - from);
     }

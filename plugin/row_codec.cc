@@ -50,7 +50,12 @@ int decode_row(TABLE* table, std::string_view value, uchar* record) {
       memset(record + f->offset(table->record[0]), 0, f->pack_length());
       continue;
     }
-    from = f->unpack(record + f->offset(table->record[0]), from, end);
+    // Some Field::unpack overrides (BLOB) write through the field's own pointer rather
+    // than `to`: point the field at the target row while unpacking.
+    my_ptrdiff_t diff = record - table->record[0];
+    if (diff != 0) f->move_field_offset(diff);
+    from = f->unpack(f->ptr, from, end);
+    if (diff != 0) f->move_field_offset(-diff);
     if (from == nullptr || from > end) return HA_ERR_CRASHED;
   }
   return 0;

@@ -13,6 +13,11 @@
 namespace tidesql {
 namespace {
 
+// X/Open XA return codes (the server ignores them; InnoDB returns the same).
+constexpr int XA_OK = 0;
+constexpr int XAER_RMERR = -3;
+constexpr int XAER_NOTA = -4;
+
 bool in_multi_statement_transaction(THD* thd) {
   return thd_test_options(thd, OPTION_NOT_AUTOCOMMIT | OPTION_BEGIN);
 }
@@ -55,6 +60,45 @@ bool active(const TrxContext* trx) {
   return trx != nullptr && trx->txn && trx->txn->state() == tidesdb::Transaction::State::kActive;
 }
 
+bool prepared(const TrxContext* trx) {
+  return trx != nullptr && trx->txn && trx->txn->state() == tidesdb::Transaction::State::kPrepared;
+}
+
+// The library's xid of a server XID: formatID (8 bytes little-endian), gtrid length,
+// bqual length (1 byte each), then the gtrid and bqual bytes.
+std::string library_xid(const XID& xid) {
+  std::string s;
+  uint64_t format = static_cast<uint64_t>(xid.formatID);
+  for (int i = 0; i < 8; i++) s.push_back(static_cast<char>((format >> (8 * i)) & 0xff));
+  s.push_back(static_cast<char>(xid.gtrid_length));
+  s.push_back(static_cast<char>(xid.bqual_length));
+  s.append(xid.data, xid.gtrid_length + xid.bqual_length);
+  return s;
+}
+
+bool server_xid(const std::string& s, XID* xid) {
+  if (s.size() < 10) return false;
+  uint64_t format = 0;
+  for (int i = 7; i >= 0; i--) format = (format << 8) | static_cast<unsigned char>(s[i]);
+  long gtrid = static_cast<unsigned char>(s[8]), bqual = static_cast<unsigned char>(s[9]);
+  if (gtrid + bqual > XIDDATASIZE || s.size() != static_cast<size_t>(10 + gtrid + bqual)) return false;
+  xid->formatID = static_cast<long>(format);
+  xid->gtrid_length = gtrid;
+  xid->bqual_length = bqual;
+  memcpy(xid->data, s.data() + 10, gtrid + bqual);
+  return true;
+}
+
+void report_completion_error(int error) {
+  // Reported here, or the client would see ER_ERROR_DURING_COMMIT (1180).
+  if (error == HA_ERR_LOCK_DEADLOCK) {
+    status_counters.conflicts.fetch_add(1, std::memory_order_relaxed);
+    my_error(ER_LOCK_DEADLOCK, MYF(0));
+  } else if (error == HA_ERR_LOCK_WAIT_TIMEOUT) {
+    my_error(ER_LOCK_WAIT_TIMEOUT, MYF(0));
+  }
+}
+
 int tidesdb_commit(handlerton*, THD* thd, bool all) {
   TrxContext* trx = existing_trx_context(thd);
   if (trx == nullptr || !trx->txn) return 0;
@@ -69,7 +113,9 @@ int tidesdb_commit(handlerton*, THD* thd, bool all) {
     return 0;
   }
   trx->release_cursors();
-  tidesdb::Status s = active(trx) ? trx->txn->Commit() : tidesdb::Status::OK();
+  // After prepare() the library's Commit cannot fail on a conflict: validation happened
+  // there, before the binary log holds the transaction.
+  tidesdb::Status s = active(trx) || prepared(trx) ? trx->txn->Commit() : tidesdb::Status::OK();
   end_transaction(trx);
   if (s.ok()) {
     status_counters.commits.fetch_add(1, std::memory_order_relaxed);
@@ -77,13 +123,7 @@ int tidesdb_commit(handlerton*, THD* thd, bool all) {
   }
   status_counters.rollbacks.fetch_add(1, std::memory_order_relaxed);
   int error = ha_error_from_status(s, "commit");
-  if (error == HA_ERR_LOCK_DEADLOCK) {
-    status_counters.conflicts.fetch_add(1, std::memory_order_relaxed);
-    // Reported here, or the client would see ER_ERROR_DURING_COMMIT (1180).
-    my_error(ER_LOCK_DEADLOCK, MYF(0));
-  } else if (error == HA_ERR_LOCK_WAIT_TIMEOUT) {
-    my_error(ER_LOCK_WAIT_TIMEOUT, MYF(0));
-  }
+  report_completion_error(error);
   return error;
 }
 
@@ -102,10 +142,52 @@ int tidesdb_rollback(handlerton*, THD* thd, bool all) {
     return 0;
   }
   trx->release_cursors();
-  if (active(trx)) trx->txn->Rollback();
+  if (active(trx) || prepared(trx)) trx->txn->Rollback();
   end_transaction(trx);
   status_counters.rollbacks.fetch_add(1, std::memory_order_relaxed);
   return 0;
+}
+
+// Two-phase commit, phase one (the binary log's group commit, XA PREPARE): validates the
+// transaction and logs its write set as prepared under the server's XID.
+int tidesdb_prepare(handlerton*, THD* thd, bool all) {
+  TrxContext* trx = existing_trx_context(thd);
+  if (!active(trx)) return 0;
+  if (!all && in_multi_statement_transaction(thd)) return 0;  // a statement's end
+  XID xid;
+  thd_get_xid(thd, reinterpret_cast<MYSQL_XID*>(&xid));
+  trx->release_cursors();
+  tidesdb::Status s = trx->txn->Prepare(library_xid(xid));
+  if (s.ok()) return 0;
+  // A failed Prepare leaves the library transaction rolled back.
+  end_transaction(trx);
+  status_counters.rollbacks.fetch_add(1, std::memory_order_relaxed);
+  int error = ha_error_from_status(s, "prepare");
+  report_completion_error(error);
+  return error;
+}
+
+// Prepared transactions for crash recovery and XA RECOVER (each pass returns them from
+// the start; the server resolves what it gets before asking again).
+int tidesdb_recover(handlerton*, XID* list, uint len) {
+  uint n = 0;
+  for (const std::string& xid : transaction_db()->PreparedXids()) {
+    if (n >= len) break;
+    if (server_xid(xid, &list[n])) n++;
+  }
+  return static_cast<int>(n);
+}
+
+int tidesdb_commit_by_xid(handlerton*, XID* xid) {
+  tidesdb::Status s = transaction_db()->CommitPrepared(library_xid(*xid));
+  if (s.IsNotFound()) return XAER_NOTA;
+  return s.ok() ? XA_OK : XAER_RMERR;
+}
+
+int tidesdb_rollback_by_xid(handlerton*, XID* xid) {
+  tidesdb::Status s = transaction_db()->RollbackPrepared(library_xid(*xid));
+  if (s.IsNotFound()) return XAER_NOTA;
+  return s.ok() ? XA_OK : XAER_RMERR;
 }
 
 // The savepoint area holds the depth of the library's savepoint stack with this
@@ -158,7 +240,9 @@ int tidesdb_start_consistent_snapshot(handlerton* hton, THD* thd) {
 int tidesdb_close_connection(handlerton* hton, THD* thd) {
   TrxContext* trx = existing_trx_context(thd);
   if (trx == nullptr) return 0;
-  // A client that disconnects mid-transaction has it rolled back.
+  // A client that disconnects mid-transaction has it rolled back; an XA transaction it
+  // prepared stays prepared (deleting the library transaction detaches it), to be
+  // committed or rolled back by xid from another connection.
   if (active(trx)) trx->txn->Rollback();
   end_transaction(trx);
   delete trx;
@@ -252,6 +336,10 @@ void install_transaction_hooks(handlerton* hton) {
   hton->savepoint_rollback_can_release_mdl = tidesdb_savepoint_rollback_can_release_mdl;
   hton->start_consistent_snapshot = tidesdb_start_consistent_snapshot;
   hton->close_connection = tidesdb_close_connection;
+  hton->prepare = tidesdb_prepare;
+  hton->recover = tidesdb_recover;
+  hton->commit_by_xid = tidesdb_commit_by_xid;
+  hton->rollback_by_xid = tidesdb_rollback_by_xid;
 }
 
 }  // namespace tidesql
