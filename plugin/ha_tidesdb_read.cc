@@ -62,8 +62,15 @@ int ha_tidesdb::decode_current_row(uchar* buf) {
 int ha_tidesdb::fetch_row(const std::string& pk, uchar* buf) {
   tidesdb::Transaction* t = txn();
   bool locking = want_locking_read();
-  tidesdb::Status s =
-      locking ? t->GetForUpdate(data_cf(), pk, &row_value_) : t->Get(data_cf(), pk, &row_value_);
+  // LOCK IN SHARE MODE shares the row; FOR UPDATE and the reads of writing statements
+  // take it for update.
+  tidesdb::Status s;
+  if (!locking)
+    s = t->Get(data_cf(), pk, &row_value_);
+  else if (lock_type_ == TL_READ_WITH_SHARED_LOCKS)
+    s = t->GetForShare(data_cf(), pk, &row_value_);
+  else
+    s = t->GetForUpdate(data_cf(), pk, &row_value_);
   if (s.IsNotFound()) return HA_ERR_KEY_NOT_FOUND;
   if (!s.ok()) return report(s, "read");
   row_pk_ = pk;

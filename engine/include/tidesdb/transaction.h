@@ -110,6 +110,11 @@ class Transaction {
   // level). Reads the latest committed value under kReadCommitted / kReadUncommitted,
   // the snapshot otherwise.
   virtual Status GetForUpdate(ColumnFamilyHandle* cf, Slice key, std::string* value) = 0;
+  // A read that keeps the row from changing until the transaction ends, without
+  // announcing a write (SELECT ... LOCK IN SHARE MODE): pessimistic mode S-locks the key
+  // (other sharers proceed, writers wait); optimistic mode validates at commit that the
+  // key is unchanged since the read. Reads like GetForUpdate.
+  virtual Status GetForShare(ColumnFamilyHandle* cf, Slice key, std::string* value) = 0;
   // Iterates the database at the transaction's read view merged with its write set.
   // Honors options.lower_bound / upper_bound (options.snapshot is ignored). Under
   // kSerializable the range the iterator walks is validated at commit (phantoms). The

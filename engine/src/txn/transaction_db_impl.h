@@ -118,6 +118,8 @@ class TransactionImpl final : public Transaction {
   Status Delete(ColumnFamilyHandle* cf, Slice key) override;
   Status Get(ColumnFamilyHandle* cf, Slice key, std::string* value) override;
   Status GetForUpdate(ColumnFamilyHandle* cf, Slice key, std::string* value) override;
+  Status GetLocked(ColumnFamilyHandle* cf, Slice key, std::string* value, bool for_update);
+  Status GetForShare(ColumnFamilyHandle* cf, Slice key, std::string* value) override;
   std::unique_ptr<Iterator> NewIterator(const ReadOptions& options, ColumnFamilyHandle* cf) override;
   void SetSavepoint() override;
   Status RollbackToSavepoint() override;

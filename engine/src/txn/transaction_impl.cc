@@ -140,11 +140,21 @@ Status TransactionImpl::Get(ColumnFamilyHandle* cf, Slice key, std::string* valu
 }
 
 Status TransactionImpl::GetForUpdate(ColumnFamilyHandle* cf, Slice key, std::string* value) {
+  return GetLocked(cf, key, value, true);
+}
+
+Status TransactionImpl::GetForShare(ColumnFamilyHandle* cf, Slice key, std::string* value) {
+  return GetLocked(cf, key, value, false);
+}
+
+// GetForUpdate (for_update: X lock, validated and X-locked at an optimistic commit) and
+// GetForShare (S lock, validated and S-locked at an optimistic commit).
+Status TransactionImpl::GetLocked(ColumnFamilyHandle* cf, Slice key, std::string* value, bool for_update) {
   Status s = CheckActive();
   if (!s.ok()) return s;
   if (cf == nullptr) return Status::InvalidArgument("null column family handle");
   if (Pessimistic()) {
-    s = LockKey(cf->id(), key, LockMode::kExclusive);
+    s = LockKey(cf->id(), key, for_update ? LockMode::kExclusive : LockMode::kShared);
     if (!s.ok()) return s;
   }
   ReadOptions ro;
@@ -163,7 +173,7 @@ Status TransactionImpl::GetForUpdate(ColumnFamilyHandle* cf, Slice key, std::str
     EnsureSnapshot();
     read_seq = db_->db_->LatestSequence();
   }
-  if (!Pessimistic()) reads_.push_back(ReadKey{cf->id(), std::string(key), read_seq, true});
+  if (!Pessimistic()) reads_.push_back(ReadKey{cf->id(), std::string(key), read_seq, for_update});
   if (const WriteEntry* e = ws_.Find(cf->id(), key)) {
     if (e->deleted) return Status::NotFound();
     *value = e->value;

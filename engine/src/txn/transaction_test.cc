@@ -114,6 +114,48 @@ TEST_F(TransactionTest, MultiColumnFamilyCommitIsAtomicAndDurable) {
   EXPECT_EQ(Db("data|row1", idx), "");
 }
 
+TEST_F(TransactionTest, GetForShareLetsSharersInAndKeepsWritersOut) {
+  ASSERT_TRUE(db_->db()->Put(WriteOptions(), cf_, "k", "v0").ok());
+  auto a = Begin(ConcurrencyMode::kPessimistic, IsolationLevel::kReadCommitted);
+  auto b = Begin(ConcurrencyMode::kPessimistic, IsolationLevel::kRepeatableRead);
+  std::string v;
+  ASSERT_TRUE(a->GetForShare(cf_, "k", &v).ok());
+  EXPECT_EQ(v, "v0");
+  ASSERT_TRUE(b->GetForShare(cf_, "k", &v).ok());  // a second sharer does not wait
+  EXPECT_EQ(v, "v0");
+  TransactionOptions o;
+  o.mode = ConcurrencyMode::kPessimistic;
+  o.lock_timeout_micros = 20'000;
+  auto writer = db_->BeginTransaction(o);
+  Status s = writer->Put(cf_, "k", "w");
+  EXPECT_TRUE(s.IsTimedOut()) << s.ToString();  // a writer does
+  ASSERT_TRUE(a->Commit().ok());
+  ASSERT_TRUE(b->Commit().ok());
+  ASSERT_TRUE(writer->Put(cf_, "k", "w").ok());
+  ASSERT_TRUE(writer->Commit().ok());
+  EXPECT_EQ(Db("k"), "w");
+}
+
+TEST_F(TransactionTest, OptimisticGetForShareIsValidatedAtCommit) {
+  ASSERT_TRUE(db_->db()->Put(WriteOptions(), cf_, "k", "v0").ok());
+  for (IsolationLevel level : {IsolationLevel::kReadCommitted, IsolationLevel::kRepeatableRead}) {
+    auto a = Begin(ConcurrencyMode::kOptimistic, level);
+    std::string v;
+    ASSERT_TRUE(a->GetForShare(cf_, "k", &v).ok());
+    ASSERT_TRUE(a->Put(cf_, "other", "x").ok());
+    WriteBatch batch;
+    batch.Put(cf_, "k", "changed");
+    ASSERT_TRUE(db_->Write(WriteOptions(), &batch).ok());
+    Status s = a->Commit();
+    EXPECT_TRUE(s.IsBusy()) << s.ToString();
+    // Unchanged, it commits.
+    auto c = Begin(ConcurrencyMode::kOptimistic, level);
+    ASSERT_TRUE(c->GetForShare(cf_, "k", &v).ok());
+    ASSERT_TRUE(c->Put(cf_, "other", "y").ok());
+    EXPECT_TRUE(c->Commit().ok());
+  }
+}
+
 TEST_F(TransactionTest, RollbackDiscardsEverything) {
   auto t = Begin(ConcurrencyMode::kPessimistic);
   ASSERT_TRUE(t->Put(cf_, "a", "1").ok());
