@@ -342,8 +342,16 @@ int ha_tidesdb::index_read_map(uchar* buf, const uchar* key, key_part_map keypar
 Item* ha_tidesdb::idx_cond_push(uint keyno, Item* idx_cond) {
   // Indexed virtual columns are computed by the server only after the row is read.
   const KEY& key = table->key_info[keyno];
-  for (uint i = 0; i < key.user_defined_key_parts; i++)
-    if (!table->field[key.key_part[i].fieldnr - 1]->stored_in_db()) return idx_cond;
+  // Nor can a prefix part's column be filled from the entry.
+  for (uint i = 0; i < key.user_defined_key_parts; i++) {
+    Field* field = table->field[key.key_part[i].fieldnr - 1];
+    if (!field->stored_in_db() || !codecs_[keyno].part_is_full_length(i)) return idx_cond;
+  }
+  if (!has_hidden_pk()) {
+    const KeyCodec& pk = codecs_[table->s->primary_key];
+    for (uint i = 0; i < pk.parts(); i++)
+      if (!pk.part_is_full_length(i)) return idx_cond;
+  }
   pushed_idx_cond = idx_cond;
   pushed_idx_cond_keyno = keyno;
   in_range_check_pushed_down = true;

@@ -60,6 +60,8 @@ class KeyCodec {
   bool first_part_integer(std::string_view encoded, longlong* value, bool* is_unsigned) const;
 
   uint parts() const { return static_cast<uint>(parts_.size()); }
+  // Whether part i holds the whole column (decode_into_record can fill it).
+  bool part_is_full_length(uint i) const { return parts_[i].full_length; }
   bool unique() const { return unique_; }
   const KEY* key() const { return key_; }
 
