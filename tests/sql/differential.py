@@ -806,11 +806,6 @@ KNOWN_BUGS = {
         "REPLACE of a row by an identical one counts it as deleted and inserted (update_row does not "
         "return HA_ERR_RECORD_IS_THE_SAME as InnoDB does; MyISAM counts it the same way)",
         _replace_same_row_count, False),
-    "prefix-icp": (
-        "index condition pushdown on an index with a prefix part returns wrong rows: KEY (c1(2), c2) "
-        "... WHERE c1 = 'ab' AND c2 <> 1 returns a row twice; KEY (a, b(2)) ... WHERE a = 4 AND b IN "
-        "('a', 'bb') ORDER BY b and KEY (b(1) DESC, a) ... WHERE b = 'A' AND a <= 22 return none; "
-        "tolerating it means index_condition_pushdown=off on tables with prefix key parts", None, False),
     "zero-row-estimate": (
         "the table's row estimate can reach 0 while rows exist (deletes counted before a ROLLBACK, the "
         "transaction's own inserts after the 2-second estimate refresh), and the optimizer then finds "
@@ -972,8 +967,6 @@ def case_statements(seed, case_no, nstmts, avoid=()):
     setup = [Stmt("SET SESSION TRANSACTION ISOLATION LEVEL " + rng.choice(
         ["REPEATABLE READ", "REPEATABLE READ", "READ COMMITTED", "SERIALIZABLE"]), kind="setup"),
         Stmt("SET SESSION tidesdb_pessimistic_locking = %s" % rng.choice(["OFF", "ON"]), kind="setup")]
-    if "prefix-icp" in avoid and any(p for ix in schema.indexes for _, p, _ in ix.parts):
-        setup.append(Stmt("SET SESSION optimizer_switch = 'index_condition_pushdown=off'", kind="setup"))
     stmts = [Stmt(schema.create(), kind="ddl")] + [gen.next() for _ in range(nstmts)] + gen.final_checks()
     return schema, setup, stmts
 
