@@ -152,6 +152,9 @@ int ha_tidesdb::open(const char* name, int mode, uint test_if_locked) {
   // ref: 2-byte length + the primary key (or the 8-byte hidden row id).
   ref_length = has_hidden_pk() ? 8 : 2 + static_cast<uint>(codecs_[table->s->primary_key].max_length());
   scratch_record_.reset(new uchar[table->s->reclength + 8]);
+  // A table scan walks the rows in primary-key order: an UPDATE of primary-key columns
+  // through a scan must buffer the rows first, or it would meet the rows it moved.
+  key_used_on_scan = table->s->primary_key;
   old_keys_.resize(table->s->keys);
   new_keys_.resize(table->s->keys);
   new_values_.resize(table->s->keys);
@@ -243,7 +246,10 @@ int ha_tidesdb::info(uint flag) {
     }
     int64_t rows = static_cast<int64_t>(share_->estimated_rows.load(std::memory_order_relaxed)) +
                    share_->rows_changed_since_estimate.load(std::memory_order_relaxed);
-    stats.records = rows > 0 ? static_cast<ha_rows>(rows) : 0;
+    // Like InnoDB, never 0 (the count is an estimate, and a table the optimizer believes
+    // empty is not read at all); 0 only when asked at open.
+    if (rows <= 0) rows = (flag & (HA_STATUS_TIME | HA_STATUS_OPEN)) ? 0 : 1;
+    stats.records = static_cast<ha_rows>(rows);
     stats.deleted = 0;
     stats.data_file_length = share_->estimated_data_bytes.load(std::memory_order_relaxed);
     stats.index_file_length = share_->estimated_index_bytes.load(std::memory_order_relaxed);

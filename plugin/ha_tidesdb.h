@@ -76,6 +76,7 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   int rnd_next(uchar* buf) override;
   int rnd_pos(uchar* buf, uchar* pos) override;
   void position(const uchar* record) override;
+  int rnd_pos_by_record(uchar* record) override;
   int index_init(uint index, bool sorted) override;
   int index_end() override;
   int index_read_map(uchar* buf, const uchar* key, key_part_map keypart_map,

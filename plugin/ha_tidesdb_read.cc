@@ -213,13 +213,24 @@ void ha_tidesdb::store_ref(uchar* to, const std::string& pk) const {
 }
 
 void ha_tidesdb::position(const uchar* record) {
-  if (has_hidden_pk()) {
+  // The key of the row last read: a covering read (index merge) cannot rebuild a primary
+  // key with prefix parts from the record.
+  if (has_hidden_pk() || !row_pk_.empty()) {
     store_ref(ref, row_pk_);
     return;
   }
   pk_buf_.clear();
   encode_primary_key(record, &pk_buf_);
   store_ref(ref, pk_buf_);
+}
+
+int ha_tidesdb::rnd_pos_by_record(uchar* record) {
+  // The record comes from elsewhere (a replicated row event), not from the last read.
+  if (has_hidden_pk()) return handler::rnd_pos_by_record(record);
+  pk_buf_.clear();
+  encode_primary_key(record, &pk_buf_);
+  std::string pk = pk_buf_;
+  return fetch_row(pk, record);
 }
 
 int ha_tidesdb::rnd_pos(uchar* buf, uchar* pos) {

@@ -189,6 +189,7 @@ int ha_tidesdb::write_row(const uchar* buf) {
   }
   if (!s.ok()) return report(s, "write");
   bump_auto_increment(buf);
+  row_pk_ = pk;  // position() after an insert names the new row
   share_->rows_changed_since_estimate.fetch_add(1, std::memory_order_relaxed);
   status_counters.rows_inserted.fetch_add(1, std::memory_order_relaxed);
   if (copying_ && t->write_set_bytes() > copy_chunk_bytes()) return commit_copy_chunk(thd, trx_context(thd));
@@ -213,6 +214,14 @@ int ha_tidesdb::update_row(const uchar* old_data, const uchar* new_data) {
   int error = check_row_unchanged(old_pk);
   if (error != 0) return error;
   bool pk_changed = old_pk != new_pk;
+  // REPLACE and ON DUPLICATE KEY UPDATE call update_row without comparing the rows
+  // first: an identical row is not written (and counts as unchanged, as in InnoDB).
+  if (!pk_changed) {
+    encode_row(table, new_data, share_->def.schema_version, &value_buf_);
+    std::string old_value;
+    encode_row(table, old_data, share_->def.schema_version, &old_value);
+    if (old_value == value_buf_) return HA_ERR_RECORD_IS_THE_SAME;
+  }
   if (pk_changed && check) {
     error = check_unique(data_cf(), new_pk, table->s->primary_key);
     if (error != 0) return error;

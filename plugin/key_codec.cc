@@ -90,7 +90,9 @@ void KeyCodec::init(TABLE* table, uint key_nr) {
         }
         break;
     }
-    part.packed = part.full_length && part.kind != Kind::kInt;
+    // Prefix parts are packed too (their prefix): the server compares a covering read's
+    // key columns with the range bounds, prefix parts included.
+    part.packed = part.kind != Kind::kInt;
     parts_.push_back(part);
   }
 }
@@ -178,9 +180,56 @@ uint KeyCodec::append_key_image(const uchar* key, uint length, uchar* record, st
     parts++;
   }
   if (parts == 0) return 0;
-  key_restore(record, key, const_cast<KEY*>(key_), used);
+  restore_key_image(key, parts, record);
   append_parts(record, parts, out);
   return parts;
+}
+
+void KeyCodec::restore_key_image(const uchar* key, uint parts, uchar* record) const {
+  // Not key_restore(): it stores strings through Field::store, which checks lengths and
+  // warns (an error in strict UPDATEs) for the padded bounds of a LIKE range.
+  const uchar* p = key;
+  for (uint i = 0; i < parts; i++) {
+    const KEY_PART_INFO& kp = key_->key_part[i];
+    const Part& part = parts_[i];
+    Field* f = part.field;
+    const uchar* next = p + kp.store_length;
+    bool is_null = false;
+    if (kp.null_bit) {
+      is_null = *p != 0;
+      uchar* null_byte = record + f->null_offset();
+      if (is_null)
+        *null_byte |= f->null_bit;
+      else
+        *null_byte &= static_cast<uchar>(~f->null_bit);
+      p++;
+    }
+    if (!is_null) {
+      uchar* to = record + part.field_offset;
+      if (auto* blob = dynamic_cast<Field_blob*>(f)) {
+        uint length = uint2korr(p);
+        uint packlength = blob->pack_length_no_ptr();
+        store_lowendian(length, to, packlength);
+        const uchar* data = p + HA_KEY_BLOB_LENGTH;
+        memcpy(to + packlength, &data, sizeof(data));
+      } else if (auto* var = dynamic_cast<Field_varstring*>(f)) {
+        uint length = std::min<uint>(uint2korr(p), var->field_length);
+        if (var->length_bytes == 1)
+          to[0] = static_cast<uchar>(length);
+        else
+          int2store(to, length);
+        memcpy(to + var->length_bytes, p + HA_KEY_BLOB_LENGTH, length);
+      } else if (dynamic_cast<Field_bit*>(f)) {
+        my_ptrdiff_t diff = record - table_->record[0];
+        f->move_field_offset(diff);
+        f->set_key_image(p, kp.length);
+        f->move_field_offset(-diff);
+      } else {
+        memcpy(to, p, kp.length);
+      }
+    }
+    p = next;
+  }
 }
 
 size_t KeyCodec::parts_length(std::string_view encoded, uint parts, bool* any_null) const {
@@ -301,11 +350,43 @@ void KeyCodec::append_packed_values(const uchar* record, std::string* out) const
     if (!part.packed) continue;
     Field* f = part.field;
     if (part.nullable && f->is_null_in_record(record)) continue;
+    const uchar* ptr = record + part.field_offset;
+    uint max_length = UINT_MAX;
+    size_t bound = f->max_packed_col_length(f->pack_length()) + 8;
+    if (!part.full_length) {
+      // A prefix part keeps the prefix: whole characters for text.
+      const uchar* data;
+      size_t length;
+      string_value(f, ptr, &data, &length);
+      if (part.kind == Kind::kText) {
+        CHARSET_INFO* cs = f->charset();
+        length =
+            std::min(length, cs->charpos(reinterpret_cast<const char*>(data),
+                                         reinterpret_cast<const char*>(data) + length, part.prefix_chars));
+      } else {
+        length = std::min<size_t>(length, part.prefix_chars);
+      }
+      max_length = static_cast<uint>(length);
+      bound = length + 8;
+    }
     size_t at = out->size();
+    if (auto* blob = dynamic_cast<Field_blob*>(f); blob != nullptr && !part.full_length) {
+      // Field_blob::pack with a max_length stores the shortened length but the whole value:
+      // write the packed form (length bytes + data) here.
+      uint packlength = blob->pack_length_no_ptr();
+      const uchar* data;
+      size_t length;
+      string_value(f, ptr, &data, &length);
+      length = std::min<size_t>(length, max_length);
+      out->resize(at + packlength);
+      store_lowendian(length, reinterpret_cast<uchar*>(&(*out)[at]), packlength);
+      out->append(reinterpret_cast<const char*>(data), length);
+      continue;
+    }
     // Field::pack writes at most the column's packed length plus its length bytes.
-    out->resize(at + f->max_packed_col_length(f->pack_length()) + 8);
+    out->resize(at + bound);
     uchar* to = reinterpret_cast<uchar*>(&(*out)[at]);
-    uchar* end = f->pack(to, record + part.field_offset);
+    uchar* end = f->pack(to, ptr, max_length);
     out->resize(at + (end - to));
   }
 }

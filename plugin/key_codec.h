@@ -80,6 +80,8 @@ class KeyCodec {
   };
 
   void append_part(const Part& part, const uchar* record, std::string* out, bool* is_null) const;
+  // Writes the first `parts` parts of a key image into `record`'s columns.
+  void restore_key_image(const uchar* key, uint parts, uchar* record) const;
 
   TABLE* table_ = nullptr;
   const KEY* key_ = nullptr;

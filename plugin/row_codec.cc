@@ -46,8 +46,12 @@ int decode_row(TABLE* table, std::string_view value, uchar* record) {
     Field* f = *fp;
     if (!f->stored_in_db()) continue;
     if (f->real_maybe_null() && f->is_null_in_record(record)) {
-      // No stale length or BLOB pointer is left in a NULL column.
-      memset(record + f->offset(table->record[0]), 0, f->pack_length());
+      // A NULL column holds the field's empty value (spaces for CHAR, no BLOB pointer), as
+      // the server leaves it when it sets NULL: whole-record comparisons then see no change.
+      my_ptrdiff_t diff = record - table->record[0];
+      if (diff != 0) f->move_field_offset(diff);
+      f->reset();
+      if (diff != 0) f->move_field_offset(-diff);
       continue;
     }
     // Some Field::unpack overrides (BLOB) write through the field's own pointer rather

@@ -220,7 +220,11 @@ int tidesdb_savepoint_release(handlerton*, THD* thd, void* sv) {
   TrxContext* trx = existing_trx_context(thd);
   if (!active(trx)) return 0;
   uint64_t target = *static_cast<uint64_t*>(sv);
-  while (trx->savepoint_depth >= target && trx->savepoint_depth > 0) {
+  // Only the top of the stack can be merged into the one below. The server also releases
+  // savepoints that are not on top (a savepoint name set again drops the old one while
+  // later savepoints stay): those stay on the library's stack, unreferenced; rolling back
+  // to a savepoint below them undoes their writes too, as it must.
+  if (trx->savepoint_depth == target && target > 0) {
     trx->txn->ReleaseSavepoint();
     trx->savepoint_depth--;
   }
