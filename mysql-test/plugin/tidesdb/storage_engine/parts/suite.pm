@@ -1,0 +1,2 @@
+# Same as ../suite.pm: suppress the server's warning about the plugin's ALPHA maturity.
+do "$::glob_mysql_test_dir/plugin/tidesdb/storage_engine/suite.pm";
