@@ -100,7 +100,8 @@ int ha_tidesdb::entry_into_record(std::string_view key, std::string_view packed,
   bool pushed = pushed_idx_cond != nullptr && pushed_idx_cond_keyno == active_index;
   if (!pushed && !keyread_) return 0;
   bool ok = codecs_[active_index].decode_into_record(key, &packed, buf);
-  if (ok && !has_hidden_pk()) ok = codecs_[table->s->primary_key].decode_into_record(pk_buf_, &packed, buf);
+  if (ok && !has_hidden_pk())
+    ok = codecs_[table->s->primary_key].decode_into_record(pk_buf_, &packed, buf, false);
   if (!ok) {
     sql_print_error("TidesDB: table %s: malformed entry in index %s", share_->name.c_str(),
                     table->key_info[active_index].name.str);

@@ -30,7 +30,7 @@ void ha_tidesdb::encode_index_entry(uint index, const uchar* record, const std::
     key->append(pk);
   }
   codec.append_packed_values(record, value);
-  if (!has_hidden_pk()) codecs_[table->s->primary_key].append_packed_values(record, value);
+  if (!has_hidden_pk()) codecs_[table->s->primary_key].append_packed_values(record, value, false);
 }
 
 int ha_tidesdb::check_unique(tidesdb::ColumnFamilyHandle* cf, const std::string& key, uint errkey_index) {
@@ -110,11 +110,14 @@ void ha_tidesdb::get_auto_increment(ulonglong offset, ulonglong increment, ulong
   uint64_t current = share_->next_auto_increment.load();
   ulonglong first, next;
   do {
-    // The server's series: offset + N * increment.
-    if (current <= offset)
-      first = offset;
+    // The server's series (compute_next_insert_id: the first value after current - 1;
+    // with increment 1 the offset does not matter, as the server ignores an offset above
+    // the increment).
+    ulonglong last = current - 1;
+    if (increment == 1)
+      first = last + 1;
     else
-      first = offset + ((current - offset + increment - 1) / increment) * increment;
+      first = ((last + increment - offset) / increment) * increment + offset;
     next = first + count * increment;
     if (next < first) next = ULONGLONG_MAX;  // overflow: the server reports it at insert
   } while (!share_->next_auto_increment.compare_exchange_weak(current, next));

@@ -263,7 +263,8 @@ size_t KeyCodec::parts_length(std::string_view encoded, uint parts, bool* any_nu
   return pos;
 }
 
-bool KeyCodec::decode_into_record(std::string_view encoded, std::string_view* packed, uchar* record) const {
+bool KeyCodec::decode_into_record(std::string_view encoded, std::string_view* packed, uchar* record,
+                                  bool with_prefix_parts) const {
   size_t pos = 0;
   for (const Part& part : parts_) {
     Field* f = part.field;
@@ -297,7 +298,7 @@ bool KeyCodec::decode_into_record(std::string_view encoded, std::string_view* pa
       uint n = part.image_length;
       for (uint i = 0; i < n; i++) dst[n - 1 - i] = static_cast<uchar>(encoded[pos + i]) ^ flip;
       if (!(f->flags & UNSIGNED_FLAG)) dst[n - 1] ^= 0x80;
-    } else if (part.packed) {
+    } else if (part.packed && (part.full_length || with_prefix_parts)) {
       const uchar* from = reinterpret_cast<const uchar*>(packed->data());
       const uchar* end = from + packed->size();
       // As in decode_row: BLOB-like unpack writes through the field's own pointer.
@@ -345,9 +346,9 @@ bool KeyCodec::first_part_integer(std::string_view encoded, longlong* value, boo
   return true;
 }
 
-void KeyCodec::append_packed_values(const uchar* record, std::string* out) const {
+void KeyCodec::append_packed_values(const uchar* record, std::string* out, bool with_prefix_parts) const {
   for (const Part& part : parts_) {
-    if (!part.packed) continue;
+    if (!part.packed || (!part.full_length && !with_prefix_parts)) continue;
     Field* f = part.field;
     if (part.nullable && f->is_null_in_record(record)) continue;
     const uchar* ptr = record + part.field_offset;
@@ -370,6 +371,18 @@ void KeyCodec::append_packed_values(const uchar* record, std::string* out) const
       bound = length + 8;
     }
     size_t at = out->size();
+    if (auto* var = dynamic_cast<Field_varstring*>(f); var != nullptr && !part.full_length) {
+      // Field_varstring::pack with a small max_length writes one length byte where unpack
+      // expects the field's two: write the field's own form here.
+      const uchar* data;
+      size_t length;
+      string_value(f, ptr, &data, &length);
+      length = std::min<size_t>(length, max_length);
+      out->push_back(static_cast<char>(length & 0xff));
+      if (var->length_bytes == 2) out->push_back(static_cast<char>((length >> 8) & 0xff));
+      out->append(reinterpret_cast<const char*>(data), length);
+      continue;
+    }
     if (auto* blob = dynamic_cast<Field_blob*>(f); blob != nullptr && !part.full_length) {
       // Field_blob::pack with a max_length stores the shortened length but the whole value:
       // write the packed form (length bytes + data) here.

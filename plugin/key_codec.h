@@ -48,10 +48,14 @@ class KeyCodec {
   // Covering reads: fills the key's full-length columns into `record` from an encoded key
   // (its parts at the front) and the packed column values of the index entry (`packed`,
   // advanced past what was used). Returns false if the entry is malformed.
-  bool decode_into_record(std::string_view encoded, std::string_view* packed, uchar* record) const;
+  // with_prefix_parts = false: prefix parts are neither packed nor filled (the primary
+  // key's parts inside a secondary entry: the secondary parts already gave the columns
+  // the server may compare).
+  bool decode_into_record(std::string_view encoded, std::string_view* packed, uchar* record,
+                          bool with_prefix_parts = true) const;
   // Appends the packed values (Field::pack) of the columns decode_into_record() needs
   // from the entry value: full-length parts whose key image cannot be decoded.
-  void append_packed_values(const uchar* record, std::string* out) const;
+  void append_packed_values(const uchar* record, std::string* out, bool with_prefix_parts = true) const;
 
   // Most bytes the images of all parts can take.
   size_t max_length() const;
