@@ -1065,7 +1065,7 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the server's directory")
     ap.add_argument("--tolerate", action="append", default=[], metavar="BUG",
                     help="do not fail on this known bug (repeatable; 'all' for every one): "
-                    + "; ".join("%s: %s" % (k, v[0]) for k, v in KNOWN_BUGS.items()))
+                    + "; ".join("%s: %s" % (k, v[0]) for k, v in KNOWN_BUGS.items()).replace("%", "%%"))
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
     if "all" in args.tolerate:
