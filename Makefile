@@ -15,7 +15,7 @@ BUILD_DIR ?= $(CURDIR)/build
 CMAKE_FLAGS := -DMARIADB_HEADERS_DIR=$(HEADERS_DIR)
 endif
 
-.PHONY: deps headers configure build test run stop clean format bench-kv
+.PHONY: deps headers configure build test run stop clean format bench-kv bench-sql
 
 deps:
 	@scripts/install-deps.sh
@@ -44,6 +44,10 @@ stop:
 
 bench-kv: build
 	@scripts/bench-kv.sh $(BUILD_DIR)
+
+# sysbench side by side: TidesDB, InnoDB and MyRocks in one server (QUICK=1: a smoke run).
+bench-sql: build
+	@bench/sysbench-compare.sh $(BUILD_DIR)
 
 format:
 	@git ls-files '*.h' '*.cc' | xargs clang-format -i
