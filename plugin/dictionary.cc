@@ -79,6 +79,14 @@ tidesdb::Status decode_table_def(std::string_view v, TableDef* def) {
   return tidesdb::Status::OK();
 }
 
+// Reads (and locks, for the DDL transaction) the TableDef of `name`.
+tidesdb::Status lock_table_def(tidesdb::Transaction* txn, const std::string& name, TableDef* def) {
+  std::string value;
+  tidesdb::Status s = txn->GetForUpdate(dictionary_cf, table_key(name), &value);
+  if (!s.ok()) return s;
+  return decode_table_def(value, def);
+}
+
 std::unique_ptr<tidesdb::Transaction> begin_ddl_transaction() {
   tidesdb::TransactionOptions options;
   options.isolation = tidesdb::IsolationLevel::kReadCommitted;
@@ -260,11 +268,8 @@ tidesdb::Status dictionary_load_table(const std::string& name, TableDef* def) {
 tidesdb::Status dictionary_drop_table(const std::string& name) {
   std::lock_guard<std::mutex> guard(ddl_mutex);
   auto txn = begin_ddl_transaction();
-  std::string value;
-  tidesdb::Status s = txn->GetForUpdate(dictionary_cf, table_key(name), &value);
-  if (!s.ok()) return s;
   TableDef def;
-  s = decode_table_def(value, &def);
+  tidesdb::Status s = lock_table_def(txn.get(), name, &def);
   if (!s.ok()) return s;
   s = txn->Delete(dictionary_cf, table_key(name));
   if (s.ok()) s = txn->Delete(dictionary_cf, stats_key(def.table_id));
@@ -294,11 +299,8 @@ tidesdb::Status dictionary_truncate_table(const std::string& name, uint64_t auto
                                           TableDef* renewed) {
   std::lock_guard<std::mutex> guard(ddl_mutex);
   auto txn = begin_ddl_transaction();
-  std::string value;
-  tidesdb::Status s = txn->GetForUpdate(dictionary_cf, table_key(name), &value);
-  if (!s.ok()) return s;
   TableDef old_def;
-  s = decode_table_def(value, &old_def);
+  tidesdb::Status s = lock_table_def(txn.get(), name, &old_def);
   if (!s.ok()) return s;
   TableDef def = old_def;
   uint64_t first = 0;
@@ -323,11 +325,8 @@ tidesdb::Status dictionary_truncate_table(const std::string& name, uint64_t auto
 tidesdb::Status dictionary_set_auto_increment(const std::string& name, uint64_t auto_increment_start) {
   std::lock_guard<std::mutex> guard(ddl_mutex);
   auto txn = begin_ddl_transaction();
-  std::string value;
-  tidesdb::Status s = txn->GetForUpdate(dictionary_cf, table_key(name), &value);
-  if (!s.ok()) return s;
   TableDef def;
-  s = decode_table_def(value, &def);
+  tidesdb::Status s = lock_table_def(txn.get(), name, &def);
   if (!s.ok()) return s;
   def.auto_increment_start = auto_increment_start;
   s = txn->Put(dictionary_cf, table_key(name), encode_table_def(def));
