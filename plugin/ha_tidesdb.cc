@@ -226,10 +226,6 @@ uint64_t ha_tidesdb::estimated_rows(tidesdb::ColumnFamilyHandle* cf) {
 
 int ha_tidesdb::info(uint flag) {
   if (share_ == nullptr) return 0;
-  if (flag == (HA_STATUS_ERRKEY | HA_STATUS_NO_LOCK) || flag == HA_STATUS_ERRKEY) {
-    errkey = dup_key_;
-    return 0;
-  }
   if (flag & HA_STATUS_VARIABLE) {
     uint64_t now = microsecond_interval_timer();
     uint64_t at = share_->estimate_at_micros.load(std::memory_order_relaxed);
@@ -283,8 +279,9 @@ ha_rows ha_tidesdb::records_in_range(uint index, const key_range* min_key, const
                                      page_range* pages) {
   const KeyCodec& codec = codecs_[index];
   std::string start, limit;
+  uint start_parts = 0;
   if (min_key != nullptr) {
-    codec.append_key_image(min_key->key, min_key->length, scratch_record_.get(), &start);
+    start_parts = codec.append_key_image(min_key->key, min_key->length, scratch_record_.get(), &start);
     if (min_key->flag == HA_READ_AFTER_KEY) start = prefix_successor(start);
   }
   if (max_key != nullptr) {
@@ -292,9 +289,13 @@ ha_rows ha_tidesdb::records_in_range(uint index, const key_range* min_key, const
     // AFTER_KEY: every entry with the prefix is inside; BEFORE_KEY: those are outside.
     if (max_key->flag == HA_READ_AFTER_KEY) limit = prefix_successor(limit);
   }
-  if (min_key != nullptr && max_key != nullptr && !start.empty() && start == prefix_successor(limit) &&
-      codec.unique())
-    return 1;
+  // An equality on a whole UNIQUE (or primary) key with no NULL holds one row at most.
+  if (min_key != nullptr && min_key->flag == HA_READ_KEY_EXACT && start_parts == codec.parts() &&
+      (codec.unique() || is_primary(index)) && limit == prefix_successor(start)) {
+    bool any_null = false;
+    codec.parts_length(start, start_parts, &any_null);
+    if (!any_null) return 1;
+  }
   if (!limit.empty() && start >= limit) return 1;
   tidesdb::RangeEstimate e = base_db()->EstimateRange(index_cf(index), tidesdb::Range{start, limit});
   return std::max<ha_rows>(1, e.keys);

@@ -142,8 +142,9 @@ class ha_tidesdb final : public handler, public TransactionCursor {
 
   // --- writes (ha_tidesdb_write.cc)
   void encode_primary_key(const uchar* record, std::string* out) const;
-  // The key and value of key `index`'s entry for a row with primary key `pk`.
-  void encode_index_entry(uint index, const uchar* record, const std::string& pk, std::string* key,
+  // The key and value of key `index`'s entry for a row with primary key `pk`; true if the
+  // entry is keyed by the index's parts alone (UNIQUE, no NULL part: a uniqueness check).
+  bool encode_index_entry(uint index, const uchar* record, const std::string& pk, std::string* key,
                           std::string* value) const;
   int check_unique(tidesdb::ColumnFamilyHandle* cf, const std::string& key, uint errkey_index);
   int check_row_unchanged(const std::string& pk);
@@ -172,7 +173,7 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   bool row_locked_ = false;
 
   // Scratch buffers.
-  std::string key_buf_, value_buf_, pk_buf_, new_pk_buf_;
+  std::string key_buf_, value_buf_, pk_buf_, new_pk_buf_, new_row_buf_;
   std::vector<std::string> old_keys_, new_keys_, new_values_;
 
   uint dup_key_ = MAX_KEY;  // the key of the last HA_ERR_FOUND_DUPP_KEY (info(HA_STATUS_ERRKEY))

@@ -17,13 +17,14 @@ void ha_tidesdb::encode_primary_key(const uchar* record, std::string* out) const
   codec.append_parts(record, codec.parts(), out);
 }
 
-void ha_tidesdb::encode_index_entry(uint index, const uchar* record, const std::string& pk, std::string* key,
+bool ha_tidesdb::encode_index_entry(uint index, const uchar* record, const std::string& pk, std::string* key,
                                     std::string* value) const {
   const KeyCodec& codec = codecs_[index];
   key->clear();
   value->clear();
   bool any_null = codec.append_parts(record, codec.parts(), key);
-  if (codec.unique() && !any_null) {
+  bool parts_alone = codec.unique() && !any_null;
+  if (parts_alone) {
     put_varint(value, pk.size());
     value->append(pk);
   } else {
@@ -31,6 +32,7 @@ void ha_tidesdb::encode_index_entry(uint index, const uchar* record, const std::
   }
   codec.append_packed_values(record, value);
   if (!has_hidden_pk()) codecs_[table->s->primary_key].append_packed_values(record, value, false);
+  return parts_alone;
 }
 
 int ha_tidesdb::check_unique(tidesdb::ColumnFamilyHandle* cf, const std::string& key, uint errkey_index) {
@@ -171,17 +173,10 @@ int ha_tidesdb::write_row(const uchar* buf) {
   }
   for (uint i = 0; i < table->s->keys; i++) {
     if (is_primary(i)) continue;
-    encode_index_entry(i, buf, pk, &new_keys_[i], &new_values_[i]);
-    // A unique entry keyed by its parts alone (no NULL part) carries the primary key in
-    // its value.
-    if (check && codecs_[i].unique() && !new_values_[i].empty() &&
-        new_keys_[i].size() < pk.size() + 1 + new_keys_[i].size()) {
-      bool any_null = false;
-      codecs_[i].parts_length(new_keys_[i], codecs_[i].parts(), &any_null);
-      if (!any_null) {
-        int error = check_unique(index_cf(i), new_keys_[i], i);
-        if (error != 0) return error;
-      }
+    // A UNIQUE entry with no NULL part is keyed by its parts alone: one lookup checks it.
+    if (encode_index_entry(i, buf, pk, &new_keys_[i], &new_values_[i]) && check) {
+      int error = check_unique(index_cf(i), new_keys_[i], i);
+      if (error != 0) return error;
     }
   }
   encode_row(table, buf, share_->def.schema_version, &value_buf_);
@@ -219,11 +214,15 @@ int ha_tidesdb::update_row(const uchar* old_data, const uchar* new_data) {
   bool pk_changed = old_pk != new_pk;
   // REPLACE and ON DUPLICATE KEY UPDATE call update_row without comparing the rows
   // first: an identical row is not written (and counts as unchanged, as in InnoDB).
+  // The row last read is normally the old row, and its stored value is at hand.
+  encode_row(table, new_data, share_->def.schema_version, &new_row_buf_);
   if (!pk_changed) {
-    encode_row(table, new_data, share_->def.schema_version, &value_buf_);
-    std::string old_value;
-    encode_row(table, old_data, share_->def.schema_version, &old_value);
-    if (old_value == value_buf_) return HA_ERR_RECORD_IS_THE_SAME;
+    const std::string* old_row = &row_value_;
+    if (row_pk_ != old_pk) {
+      encode_row(table, old_data, share_->def.schema_version, &value_buf_);
+      old_row = &value_buf_;
+    }
+    if (*old_row == new_row_buf_) return HA_ERR_RECORD_IS_THE_SAME;
   }
   if (pk_changed && check) {
     error = check_unique(data_cf(), new_pk, table->s->primary_key);
@@ -233,25 +232,17 @@ int ha_tidesdb::update_row(const uchar* old_data, const uchar* new_data) {
   for (uint i = 0; i < table->s->keys; i++) {
     if (is_primary(i)) continue;
     encode_index_entry(i, old_data, old_pk, &old_keys_[i], &value_buf_);
-    std::string old_value = value_buf_;
-    encode_index_entry(i, new_data, new_pk, &new_keys_[i], &new_values_[i]);
+    bool parts_alone = encode_index_entry(i, new_data, new_pk, &new_keys_[i], &new_values_[i]);
     // Only indexes whose entry changes are rewritten.
-    changed[i] = old_keys_[i] != new_keys_[i] || old_value != new_values_[i];
-    if (changed[i] && check && codecs_[i].unique() && old_keys_[i] != new_keys_[i]) {
-      bool any_null = false;
-      codecs_[i].parts_length(new_keys_[i], codecs_[i].parts(), &any_null);
-      if (!any_null) {
-        error = check_unique(index_cf(i), new_keys_[i], i);
-        if (error != 0) return error;
-      }
+    changed[i] = old_keys_[i] != new_keys_[i] || value_buf_ != new_values_[i];
+    if (parts_alone && check && old_keys_[i] != new_keys_[i]) {
+      error = check_unique(index_cf(i), new_keys_[i], i);
+      if (error != 0) return error;
     }
   }
   tidesdb::Status s;
   if (pk_changed) s = t->Delete(data_cf(), old_pk);
-  if (s.ok()) {
-    encode_row(table, new_data, share_->def.schema_version, &value_buf_);
-    s = t->Put(data_cf(), new_pk, value_buf_);
-  }
+  if (s.ok()) s = t->Put(data_cf(), new_pk, new_row_buf_);
   for (uint i = 0; i < table->s->keys && s.ok(); i++) {
     if (is_primary(i) || !changed[i]) continue;
     if (old_keys_[i] != new_keys_[i]) s = t->Delete(index_cf(i), old_keys_[i]);

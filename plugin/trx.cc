@@ -178,17 +178,17 @@ int tidesdb_recover(handlerton*, XID* list, uint len) {
   return static_cast<int>(n);
 }
 
-int tidesdb_commit_by_xid(handlerton*, XID* xid) {
-  tidesdb::Status s = transaction_db()->CommitPrepared(library_xid(*xid));
+int resolve_by_xid(XID* xid, bool commit) {
+  std::string key = library_xid(*xid);
+  tidesdb::Status s =
+      commit ? transaction_db()->CommitPrepared(key) : transaction_db()->RollbackPrepared(key);
   if (s.IsNotFound()) return XAER_NOTA;
   return s.ok() ? XA_OK : XAER_RMERR;
 }
 
-int tidesdb_rollback_by_xid(handlerton*, XID* xid) {
-  tidesdb::Status s = transaction_db()->RollbackPrepared(library_xid(*xid));
-  if (s.IsNotFound()) return XAER_NOTA;
-  return s.ok() ? XA_OK : XAER_RMERR;
-}
+int tidesdb_commit_by_xid(handlerton*, XID* xid) { return resolve_by_xid(xid, true); }
+
+int tidesdb_rollback_by_xid(handlerton*, XID* xid) { return resolve_by_xid(xid, false); }
 
 // The savepoint area holds the depth of the library's savepoint stack with this
 // savepoint on top.

@@ -100,55 +100,10 @@ LOGS=$BUILD/test-logs/stock/$RUN
 mkdir -p "$LOGS"
 MTR_BASE=$BUILD/mtr
 TESTS=$MTR_BASE/mysql-test
-STOCK_TESTS=/usr/share/mysql/mysql-test
-STOCK_PLUGINS=/usr/lib/mysql/plugin
 
-# The same private tree as scripts/test.sh's prepare_mtr (keep the two in step): BASE/{bin,
-# sbin,share} link to /usr, BASE/lib/mysql/plugin holds links to the stock plugins and to
-# ha_tidesdb.so, BASE/mysql-test is a copy of the installed tree made once per mariadb-test
-# version. Here the repository's overlays are linked in as well: mtr finds an overlay only
-# as <mysql-test>/plugin/<name>/<suite>.
-prepare_tree() {
-  local plugin=$BUILD/plugin/ha_tidesdb.so
-  [ -f "$plugin" ] || {
-    echo "stock-suites: $plugin is missing (make build)" >&2
-    return 1
-  }
-  [ -f "$STOCK_TESTS/mariadb-test-run.pl" ] || {
-    echo "stock-suites: $STOCK_TESTS is missing (package mariadb-test)" >&2
-    return 1
-  }
-  mkdir -p "$MTR_BASE/lib/mysql/plugin"
-  local d
-  for d in bin sbin share; do ln -sfn "/usr/$d" "$MTR_BASE/$d"; done
-  local arch
-  arch=$(gcc -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)
-  [ -d "/usr/lib/$arch" ] && ln -sfn "/usr/lib/$arch" "$MTR_BASE/lib/$arch"
-  find "$MTR_BASE/lib/mysql/plugin" -mindepth 1 -maxdepth 1 -type l -delete
-  local f
-  for f in "$STOCK_PLUGINS"/*; do ln -s "$f" "$MTR_BASE/lib/mysql/plugin/$(basename "$f")"; done
-  ln -sfn "$plugin" "$MTR_BASE/lib/mysql/plugin/ha_tidesdb.so"
-
-  local version stamp=$TESTS/.tidesql-copy
-  version=$(dpkg-query -W -f='${Version}' mariadb-test 2>/dev/null || echo unknown)
-  # A copy of its own (not test.sh's mysql-test.tmp) moved into place at the end, so that a
-  # scripts/test.sh preparing the same tree at the same time cannot mix the two.
-  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$version" ] ||
-    [ ! -f "$TESTS/mariadb-test-run.pl" ]; then
-    echo "stock-suites: copying $STOCK_TESTS to $TESTS (once)"
-    local copy
-    copy=$(mktemp -d "$MTR_BASE/mysql-test.stock.XXXXXX") || return 1
-    cp -a "$STOCK_TESTS/." "$copy/" || {
-      rm -rf "$copy"
-      return 1
-    }
-    echo "$version" >"$copy/.tidesql-copy"
-    rm -rf "$TESTS"
-    mv -T "$copy" "$TESTS" || return 1
-  fi
-  ln -sfn "$ROOT/mysql-test/tidesdb" "$TESTS/suite/tidesdb"
-  ln -sfn "$ROOT/mysql-test/plugin/tidesdb" "$TESTS/plugin/tidesdb"
-}
+# The private test tree (scripts/mtr-tree.sh), shared with scripts/test.sh.
+. "$ROOT/scripts/mtr-tree.sh"
+prepare_tree() { prepare_mtr_tree "$MTR_BASE" "$BUILD/plugin/ha_tidesdb.so" "$ROOT"; }
 
 # The directories where mysqltest may leave .reject files of a suite: beside the stock
 # results, and beside the overlay's .rdiff files.
@@ -167,7 +122,7 @@ snapshot_plugin() {
   rm -rf "$PLUGIN_DIR"
   mkdir -p "$PLUGIN_DIR"
   local f
-  for f in "$STOCK_PLUGINS"/*; do ln -s "$f" "$PLUGIN_DIR/$(basename "$f")"; done
+  for f in /usr/lib/mysql/plugin/*; do ln -s "$f" "$PLUGIN_DIR/$(basename "$f")"; done
   rm -f "$PLUGIN_DIR/ha_tidesdb.so"
   cp "$BUILD/plugin/ha_tidesdb.so" "$PLUGIN_DIR/ha_tidesdb.so" || return 1
   echo "stock-suites: testing $BUILD/plugin/ha_tidesdb.so of" \

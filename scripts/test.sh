@@ -80,46 +80,10 @@ run_ctest() {
 # --- mysql-test-run ---------------------------------------------------------------------------
 
 MTR_BASE=${TIDESQL_MTR_BASE:-$BUILD/mtr}
-STOCK_TESTS=/usr/share/mysql/mysql-test
-STOCK_PLUGINS=/usr/lib/mysql/plugin
 
-# The layout mysql-test-run expects of a binary install: BASE/{bin,sbin,share,lib} beside
-# BASE/mysql-test. bin, sbin and share are links to /usr; lib/mysql/plugin is a directory of
-# links to the stock plugins plus ha_tidesdb.so (mtr exports $HA_TIDESDB_SO for it).
-prepare_mtr() {
-  local plugin=$BUILD/plugin/ha_tidesdb.so
-  [ -f "$plugin" ] || {
-    echo "test: $plugin is missing (make build)" >&2
-    return 1
-  }
-  [ -f "$STOCK_TESTS/mariadb-test-run.pl" ] || {
-    echo "test: $STOCK_TESTS is missing (package mariadb-test; scripts/install-deps.sh)" >&2
-    return 1
-  }
-  mkdir -p "$MTR_BASE/lib/mysql/plugin"
-  local d
-  for d in bin sbin share; do ln -sfn "/usr/$d" "$MTR_BASE/$d"; done
-  local arch
-  arch=$(gcc -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)
-  # Client plugins (libmariadb3/plugin) are looked up in lib/<multiarch>.
-  [ -d "/usr/lib/$arch" ] && ln -sfn "/usr/lib/$arch" "$MTR_BASE/lib/$arch"
-  find "$MTR_BASE/lib/mysql/plugin" -mindepth 1 -maxdepth 1 -type l -delete
-  local f
-  for f in "$STOCK_PLUGINS"/*; do ln -s "$f" "$MTR_BASE/lib/mysql/plugin/$(basename "$f")"; done
-  ln -sfn "$plugin" "$MTR_BASE/lib/mysql/plugin/ha_tidesdb.so"
-
-  # The private copy of the test tree, made once per installed mariadb-test version.
-  local version stamp=$MTR_BASE/mysql-test/.tidesql-copy
-  version=$(dpkg-query -W -f='${Version}' mariadb-test 2>/dev/null || echo unknown)
-  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$version" ]; then
-    echo "test: copying $STOCK_TESTS to $MTR_BASE/mysql-test (once)"
-    rm -rf "$MTR_BASE/mysql-test" "$MTR_BASE/mysql-test.tmp"
-    cp -a "$STOCK_TESTS" "$MTR_BASE/mysql-test.tmp" || return 1
-    echo "$version" >"$MTR_BASE/mysql-test.tmp/.tidesql-copy"
-    mv "$MTR_BASE/mysql-test.tmp" "$MTR_BASE/mysql-test"
-  fi
-  ln -sfn "$ROOT/mysql-test/tidesdb" "$MTR_BASE/mysql-test/suite/tidesdb"
-}
+# The private test tree (scripts/mtr-tree.sh), shared with scripts/stock-suites.sh.
+. "$ROOT/scripts/mtr-tree.sh"
+prepare_mtr() { prepare_mtr_tree "$MTR_BASE" "$BUILD/plugin/ha_tidesdb.so" "$ROOT"; }
 
 run_mtr() {
   echo "=== mysql-test-run suite tidesdb ==="
