@@ -30,6 +30,7 @@
 // search touch one cache line per node instead of chasing a key pointer.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cassert>
 #include <cstddef>
@@ -75,8 +76,9 @@ class SkipList {
   // nodes on level L and scaling by kBranching^L is unbiased, with a relative error of
   // about 1/sqrt(count). This counts on the lowest level that holds at most max_walk of
   // them: exact when the range has at most max_walk entries, within a few percent when
-  // max_walk is in the hundreds or more. Visits O(max_walk + log n) nodes whatever the
-  // range's size; a reader like Iterator (entries being inserted may or may not count).
+  // max_walk is in the hundreds or more. The max_walk nodes of the level below that are
+  // walked before giving up on it count too (for the part of the range they cover). Visits O(max_walk + log
+  // n) nodes whatever the range's size; a reader like Iterator (entries being inserted may or may not count).
   struct RangeSize {
     uint64_t entries = 0;
     uint64_t bytes = 0;
@@ -270,13 +272,17 @@ template <typename Comparator>
 template <typename EntrySize>
 typename SkipList<Comparator>::RangeSize SkipList<Comparator>::ApproximateRangeSize(
     const char* start, const char* limit, uint64_t max_walk, EntrySize entry_size) const {
-  RangeSize best;
-  bool have_best = false;
+  auto in_range = [&](const Node* n) {
+    return n != nullptr && (limit == nullptr || compare_(n->Entry(), limit) < 0);
+  };
   Node* x = head_;        // the last node < start found so far (or the head)
   Node* bound = nullptr;  // known >= start: the first such node on the level above
   uint64_t weight = 1;
   const int top = max_height_.load(std::memory_order_relaxed) - 1;
   for (int level = 0; level < top; ++level) weight *= kBranching;
+  // The level above, counted in full: its first node in the range, count and bytes.
+  Node* above_first = nullptr;
+  uint64_t above_count = 0, above_bytes = 0;
   for (int level = top; level >= 0; --level, weight /= kBranching) {
     Node* next = x->Next(level);
     while (next != bound && KeyIsAfterNode(start, next)) {
@@ -284,21 +290,36 @@ typename SkipList<Comparator>::RangeSize SkipList<Comparator>::ApproximateRangeS
       next = x->Next(level);
     }
     bound = next;
-    // Count this level's nodes in the range; past max_walk the level above (already
-    // counted) is the answer. The top level is always counted in full: it is the
-    // sparsest there is.
+    // Count this level's nodes in the range. The top level is always counted in full: it
+    // is the sparsest there is. Below it, a walk stops after max_walk nodes; the part of
+    // the range it covered is then counted at this level and the rest by the level
+    // above's nodes past it (each level-L+1 node is also one of the level-L nodes walked,
+    // recognised by address), so the partial walk sharpens the estimate instead of being
+    // thrown away.
     uint64_t count = 0, bytes = 0;
-    for (Node* n = next; n != nullptr && (limit == nullptr || compare_(n->Entry(), limit) < 0);
-         n = n->Next(level)) {
-      if (have_best && count == max_walk) return best;
+    uint64_t above_seen = 0, above_seen_bytes = 0;
+    Node* above_next = above_first;
+    for (Node* n = next; in_range(n); n = n->Next(level)) {
+      if (level < top && count == max_walk) {
+        // Nodes linked on the level above since it was counted may have been seen here.
+        const uint64_t rest = above_count - std::min(above_seen, above_count);
+        const uint64_t rest_bytes = above_bytes - std::min(above_seen_bytes, above_bytes);
+        return RangeSize{(count + rest * kBranching) * weight, (bytes + rest_bytes * kBranching) * weight};
+      }
+      const uint64_t size = entry_size(n->Entry());
       ++count;
-      bytes += entry_size(n->Entry());
+      bytes += size;
+      if (n == above_next) {
+        ++above_seen;
+        above_seen_bytes += size;
+        above_next = n->Next(level + 1);
+      }
     }
-    best.entries = count * weight;
-    best.bytes = bytes * weight;
-    have_best = true;
+    above_first = next;
+    above_count = count;
+    above_bytes = bytes;
   }
-  return best;
+  return RangeSize{above_count, above_bytes};
 }
 
 template <typename Comparator>

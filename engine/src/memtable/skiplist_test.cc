@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -367,6 +368,37 @@ TEST(SkipList, ApproximateRangeSizeIsExactWhenSmallAndCheapWhenLarge) {
   TestList::RangeSize all = list.ApproximateRangeSize(start.entry(), nullptr, kMaxWalk, entry_size);
   EXPECT_GT(all.entries, kKeys / 2);
   EXPECT_LT(all.entries, kKeys * 3 / 2);
+}
+
+// What the SQL optimizer sees with the memtable's max_walk of 64: over many ranges of
+// every size, the estimate is within 2x of the truth every time, and its typical (RMS)
+// error stays small. Counting only on the lowest level with at most 64 nodes left as few
+// as 16 nodes behind an answer (RMS 17-19 %, a range off by more than 2x once in ~400);
+// the partial walk of the level below now counts too (RMS 12-15 %, measured 30 runs).
+TEST(SkipList, ApproximateRangeSizeStaysNearTheTruthAtEverySize) {
+  Arena arena;
+  TestList list(TestComparator(), &arena);
+  constexpr uint64_t kKeys = 300000;
+  for (uint64_t k = 0; k < kKeys; ++k) InsertKey(&list, k);
+  auto entry_size = [](const char*) { return uint64_t{1}; };
+  constexpr uint64_t kMaxWalk = 64;
+  double squares = 0;
+  int ranges = 0;
+  for (uint64_t size = 100; size <= 100000; size = size * 3 / 2) {
+    for (uint64_t from = 0; from + size <= kKeys; from += kKeys / 40) {
+      const Probe start(from), limit(from + size);
+      const double estimate = static_cast<double>(
+          list.ApproximateRangeSize(start.entry(), limit.entry(), kMaxWalk, entry_size).entries);
+      const double truth = static_cast<double>(size);
+      EXPECT_GE(estimate, truth / 2) << from << " + " << size;
+      EXPECT_LE(estimate, truth * 2) << from << " + " << size;
+      squares += (estimate / truth - 1) * (estimate / truth - 1);
+      ++ranges;
+    }
+  }
+  const double rms = std::sqrt(squares / ranges);
+  std::printf("%d ranges, RMS relative error %.3f\n", ranges, rms);
+  EXPECT_LT(rms, 0.17);
 }
 
 TEST(SkipList, ConcurrentInsertsAndReads) {
