@@ -91,6 +91,13 @@ class DBImpl final : public DB {
   bool GetProperty(ColumnFamilyHandle* cf, Slice name, std::string* value) override;
   uint64_t LatestSequence() const override { return visible_sequence_.load(std::memory_order_acquire); }
 
+  // For the transaction layer, when its table of recent commits has forgotten the commits
+  // a validation needs: the sequence of the newest version of (cf_id, key) that is visible
+  // now, a deletion included, or 0 if there is none; *visible is the sequence read at. A
+  // version can be missing only if compaction dropped it, which it does only to versions
+  // no registered snapshot needs, so the answer is exact for every snapshot still held.
+  Status NewestSequence(uint32_t cf_id, Slice key, SequenceNumber* seq, SequenceNumber* visible);
+
   // For tests and tools.
   const std::string& dbname() const { return dbname_; }
   SequenceNumber OldestSnapshotSequence() const;
@@ -202,6 +209,10 @@ class DBImpl final : public DB {
   ValueFetcher MakeValueFetcher(bool fill_cache);
   Status GetImpl(const ReadOptions& options, ColumnFamilyHandle* cf, Slice key, std::string* value,
                  int* source);
+  // The newest version of (cf_id, key) at snap in view: decoded into *value, or, if
+  // found_seq is given, only its sequence there (a deletion included: OK, not NotFound).
+  Status FindInView(const ReadView& view, uint32_t cf_id, Slice key, SequenceNumber snap, bool fill_cache,
+                    std::string* value, int* source, SequenceNumber* found_seq);
 
   const Options options_;
   Env* const env_;

@@ -88,10 +88,34 @@ Status DBImpl::GetImpl(const ReadOptions& options, ColumnFamilyHandle* cf, Slice
   }
   const SequenceNumber snap = options.snapshot != nullptr ? options.snapshot->sequence()
                                                           : visible_sequence_.load(std::memory_order_acquire);
+  return FindInView(view, cf_id, key, snap, options.fill_cache, value, source, nullptr);
+}
+
+Status DBImpl::NewestSequence(uint32_t cf_id, Slice key, SequenceNumber* seq, SequenceNumber* visible) {
+  // Read before the view: every commit up to it is then in the view's memtables or files.
+  *visible = visible_sequence_.load(std::memory_order_acquire);
+  ReadView view;
+  {
+    std::lock_guard<std::mutex> l(mutex_);
+    auto it = cfs_.find(cf_id);
+    if (it == cfs_.end() || it->second->dropped) {
+      return Status::InvalidArgument("column family was dropped or is unknown");
+    }
+    view = GetReadView(it->second.get());
+  }
+  int source = 0;
+  *seq = 0;
+  Status s = FindInView(view, cf_id, key, *visible, false, nullptr, &source, seq);
+  return s.IsNotFound() ? Status::OK() : s;
+}
+
+Status DBImpl::FindInView(const ReadView& view, uint32_t cf_id, Slice key, SequenceNumber snap,
+                          bool fill_cache, std::string* value, int* source, SequenceNumber* found_seq) {
   const uint64_t now = NowSeconds(env_);
-  const ValueFetcher fetch = MakeValueFetcher(options.fill_cache);
+  const ValueFetcher fetch = MakeValueFetcher(fill_cache);
 
   auto finish = [&](ValueType type, Slice raw) -> Status {
+    if (found_seq != nullptr) return Status::OK();
     EntryState state;
     Status s = DecodeEntry(type, raw, now, fetch, &state, value);
     if (!s.ok()) return s;
@@ -101,11 +125,10 @@ Status DBImpl::GetImpl(const ReadOptions& options, ColumnFamilyHandle* cf, Slice
   ValueType type;
   Slice raw;
   *source = 0;
-  if (view.mems->active->Get(cf_id, key, snap, &type, &raw)) return finish(type, raw);
+  if (view.mems->active->Get(cf_id, key, snap, &type, &raw, found_seq)) return finish(type, raw);
   for (const auto& mem : view.mems->immutables) {
-    if (mem->Get(cf_id, key, snap, &type, &raw)) return finish(type, raw);
+    if (mem->Get(cf_id, key, snap, &type, &raw, found_seq)) return finish(type, raw);
   }
-
   std::string target;
   AppendInternalKey(&target, key, snap, kValueTypeForSeek);
   std::string found_key, found_value;
@@ -128,6 +151,7 @@ Status DBImpl::GetImpl(const ReadOptions& options, ColumnFamilyHandle* cf, Slice
           ParsedInternalKey ikey;
           if (!ParseInternalKey(found_key, &ikey)) return Status::Corruption("malformed key in SSTable");
           *source = 1;
+          if (found_seq != nullptr) *found_seq = ikey.sequence;
           return finish(ikey.type, found_value);
         }
       }
@@ -144,6 +168,7 @@ Status DBImpl::GetImpl(const ReadOptions& options, ColumnFamilyHandle* cf, Slice
       ParsedInternalKey ikey;
       if (!ParseInternalKey(found_key, &ikey)) return Status::Corruption("malformed key in SSTable");
       *source = static_cast<int>(1 + level);
+      if (found_seq != nullptr) *found_seq = ikey.sequence;
       return finish(ikey.type, found_value);
     }
   }

@@ -242,8 +242,8 @@ void MemTable::Add(uint32_t cf_id, SequenceNumber seq, ValueType type, Slice use
   }
 }
 
-bool MemTable::Get(uint32_t cf_id, Slice user_key, SequenceNumber snapshot, ValueType* type,
-                   Slice* value) const {
+bool MemTable::Get(uint32_t cf_id, Slice user_key, SequenceNumber snapshot, ValueType* type, Slice* value,
+                   SequenceNumber* seq) const {
   if (snapshot > kMaxSequence) snapshot = kMaxSequence;
   // (user_key, snapshot, kValueTypeForSeek) sorts just before every version of user_key
   // with sequence <= snapshot, newest first.
@@ -256,6 +256,7 @@ bool MemTable::Get(uint32_t cf_id, Slice user_key, SequenceNumber snapshot, Valu
   uint64_t trailer = DecodeFixed64(e.internal_key.data() + e.internal_key.size() - kTrailerSize);
   *type = static_cast<ValueType>(trailer & 0xff);
   *value = e.value;
+  if (seq != nullptr) *seq = trailer >> 8;
   return true;
 }
 

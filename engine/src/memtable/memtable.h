@@ -54,9 +54,11 @@ class MemTable {
 
   // Finds the newest entry of (cf_id, user_key) with sequence <= snapshot. Returns true if
   // there is one, whatever its type (a deletion too); then *type is its type and *value
-  // its value, pointing into the memtable. Returns false if this memtable knows nothing
-  // of the key at that snapshot (the caller then looks further down).
-  bool Get(uint32_t cf_id, Slice user_key, SequenceNumber snapshot, ValueType* type, Slice* value) const;
+  // its value, pointing into the memtable, and *seq (if given) its sequence. Returns false
+  // if this memtable knows nothing of the key at that snapshot (the caller then looks
+  // further down).
+  bool Get(uint32_t cf_id, Slice user_key, SequenceNumber snapshot, ValueType* type, Slice* value,
+           SequenceNumber* seq = nullptr) const;
 
   // Iterates the entries of one CF in internal-key order; key() is the internal key
   // (without the cf prefix), value() the value. Every position is inside the CF: moving

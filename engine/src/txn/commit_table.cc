@@ -87,20 +87,28 @@ void CommitTable::RecordCommit(uint32_t cf_id, Slice key, SequenceNumber commit_
   // The new entry is at the back, so it goes last (and only if it alone exceeds the
   // capacity, in which case the low-water mark covers it).
   while (shard.bytes > shard.capacity && !shard.order.empty()) shard.ForgetOldest();
+  RaiseMaxLowWaterMark(shard.low_water_mark);
 }
 
-Status CommitTable::Validate(uint32_t cf_id, Slice key, SequenceNumber snapshot_seq) const {
+CommitTable::Check CommitTable::CheckKey(uint32_t cf_id, Slice key, SequenceNumber snapshot_seq) const {
   const std::string table_key = MakeTableKey(cf_id, key);
   const Shard& shard = ShardFor(table_key);
   std::lock_guard<std::mutex> g(shard.mu);
-  if (snapshot_seq < shard.low_water_mark) {
-    return Status::Busy("write conflict: commits newer than the snapshot are no longer tracked");
-  }
+  if (snapshot_seq < shard.low_water_mark) return Check::kForgotten;
   auto it = shard.entries.find(table_key);
-  if (it != shard.entries.end() && it->second->seq > snapshot_seq) {
-    return Status::Busy("write conflict: key was committed after the snapshot");
+  return it != shard.entries.end() && it->second->seq > snapshot_seq ? Check::kConflict : Check::kClean;
+}
+
+Status CommitTable::Validate(uint32_t cf_id, Slice key, SequenceNumber snapshot_seq) const {
+  switch (CheckKey(cf_id, key, snapshot_seq)) {
+    case Check::kClean:
+      return Status::OK();
+    case Check::kConflict:
+      return Status::Busy("write conflict: key was committed after the snapshot");
+    case Check::kForgotten:
+      break;
   }
-  return Status::OK();
+  return Status::Busy("write conflict: commits newer than the snapshot are no longer tracked");
 }
 
 Status CommitTable::ValidateAndRecord(std::span<const KeyRef> keys, SequenceNumber snapshot_seq,
@@ -122,6 +130,13 @@ void CommitTable::Prune(SequenceNumber oldest_active_snapshot) {
     Shard& shard = shards_[i];
     std::lock_guard<std::mutex> g(shard.mu);
     while (!shard.order.empty() && shard.order.front().seq <= oldest_active_snapshot) shard.ForgetOldest();
+    RaiseMaxLowWaterMark(shard.low_water_mark);
+  }
+}
+
+void CommitTable::RaiseMaxLowWaterMark(SequenceNumber mark) {
+  SequenceNumber seen = max_low_water_mark_.load(std::memory_order_relaxed);
+  while (seen < mark && !max_low_water_mark_.compare_exchange_weak(seen, mark, std::memory_order_relaxed)) {
   }
 }
 
@@ -144,12 +159,7 @@ size_t CommitTable::ApproximateMemoryUsage() const {
 }
 
 SequenceNumber CommitTable::MaxLowWaterMark() const {
-  SequenceNumber m = 0;
-  for (size_t i = 0; i <= shard_mask_; ++i) {
-    std::lock_guard<std::mutex> g(shards_[i].mu);
-    m = std::max(m, shards_[i].low_water_mark);
-  }
-  return m;
+  return max_low_water_mark_.load(std::memory_order_relaxed);
 }
 
 }  // namespace tidesdb

@@ -23,6 +23,7 @@
 // can only cause a spurious conflict, never hide a real one.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -68,9 +69,14 @@ class CommitTable {
   // than the one remembered keeps the newer one. May evict other entries of the shard.
   void RecordCommit(uint32_t cf_id, Slice key, SequenceNumber commit_seq);
 
-  // OK if no transaction committed (cf_id, key) after snapshot_seq, as far as the table
-  // can tell; Busy("write conflict ...") if one did, or if the table has forgotten
-  // commits newer than snapshot_seq for this key's shard.
+  // What the table knows of commits of (cf_id, key) after snapshot_seq: none, one, or
+  // that it has forgotten commits newer than snapshot_seq in this key's shard (then only
+  // the database itself can tell).
+  enum class Check { kClean, kConflict, kForgotten };
+  Check CheckKey(uint32_t cf_id, Slice key, SequenceNumber snapshot_seq) const;
+
+  // OK for kClean; Busy("write conflict ...") for kConflict and, conservatively, for
+  // kForgotten.
   Status Validate(uint32_t cf_id, Slice key, SequenceNumber snapshot_seq) const;
 
   // Validates every key against snapshot_seq; if all pass, calls allocate_commit_seq()
@@ -95,17 +101,21 @@ class CommitTable {
   size_t NumEntries() const;
   // Bytes charged for the entries held.
   size_t ApproximateMemoryUsage() const;
-  // The highest low-water mark of any shard (0 while nothing was forgotten).
+  // The highest low-water mark of any shard (0 while nothing was forgotten): no lock, so
+  // it may lag a concurrent eviction by a moment. A validation from at or above it is
+  // answered by the table alone (unless the mark has just risen).
   SequenceNumber MaxLowWaterMark() const;
 
  private:
   struct Shard;
 
   Shard& ShardFor(const std::string& table_key) const;
+  void RaiseMaxLowWaterMark(SequenceNumber mark);
 
   const size_t shard_mask_;
   std::unique_ptr<Shard[]> shards_;
   std::mutex commit_mu_;  // serializes ValidateAndRecord
+  std::atomic<SequenceNumber> max_low_water_mark_{0};
 };
 
 }  // namespace tidesdb

@@ -108,6 +108,25 @@ Status TransactionDBImpl::CheckPreparedRangesLocked(uint64_t txn_id, uint32_t cf
   return Status::OK();
 }
 
+Status TransactionDBImpl::ValidateKey(uint32_t cf_id, Slice key, SequenceNumber since,
+                                      SequenceNumber* checked_to) {
+  *checked_to = since;
+  switch (commit_table_.CheckKey(cf_id, key, since)) {
+    case CommitTable::Check::kClean:
+      return Status::OK();
+    case CommitTable::Check::kConflict:
+      return Status::Busy("write conflict: key was committed after the snapshot");
+    case CommitTable::Check::kForgotten:
+      break;
+  }
+  SequenceNumber newest = 0;
+  Status s = impl_->NewestSequence(cf_id, key, &newest, checked_to);
+  if (!s.ok()) return s;
+  if (newest > since) return Status::Busy("write conflict: key was committed after the snapshot");
+  stat_forgotten_checks_.fetch_add(1, std::memory_order_relaxed);
+  return Status::OK();
+}
+
 Status TransactionDBImpl::ValidateLocked(const TransactionImpl& txn, bool prepare,
                                          SequenceNumber commit_seq) {
   const SequenceNumber snap = txn.snapshot_ != nullptr ? txn.snapshot_->sequence() : 0;
@@ -117,7 +136,7 @@ Status TransactionDBImpl::ValidateLocked(const TransactionImpl& txn, bool prepar
     if (txn.ReadsSnapshot()) {
       for (const auto& [cf_id, map] : txn.ws_.cfs()) {
         for (const auto& [key, e] : map) {
-          Status s = commit_table_.Validate(cf_id, key, snap);
+          Status s = commit_table_.Validate(cf_id, key, std::max(snap, txn.ValidateWriteFrom(cf_id, key)));
           if (!s.ok()) return s;
         }
       }
@@ -277,10 +296,10 @@ bool TransactionDBImpl::GetProperty(Slice name, std::string* value) {
                 "commits=%" PRIu64 " rollbacks=%" PRIu64 " conflicts=%" PRIu64 " lock_timeouts=%" PRIu64
                 " deadlocks=%" PRIu64 " prepares=%" PRIu64
                 " prepared=%zu commit_table_entries=%zu"
-                " range_index_keys=%zu locks=%zu\n",
+                " range_index_keys=%zu locks=%zu forgotten_checks=%" PRIu64 "\n",
                 stat_commits_.load(), stat_rollbacks_.load(), stat_conflicts_.load(), stat_timeouts_.load(),
                 stat_deadlocks_.load(), stat_prepares_.load(), prepared, commit_table_.NumEntries(),
-                range_index_.NumKeys(), locks_.NumLocks());
+                range_index_.NumKeys(), locks_.NumLocks(), stat_forgotten_checks_.load());
   *value = buf;
   return true;
 }

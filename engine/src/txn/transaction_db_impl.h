@@ -78,6 +78,12 @@ class TransactionDBImpl final : public TransactionDB {
   Status ResolvePrepared(const std::shared_ptr<PreparedTxn>& txn, bool commit);
   std::shared_ptr<PreparedTxn> FindPrepared(Slice xid) const;
   void MaybePrune();
+  // Whether anyone committed (cf_id, key) after `since`: asks the commit table, and where
+  // it has forgotten that far back, the database (the key's newest version). OK with
+  // *checked_to = the sequence up to which the key is known clean (`since`, or the
+  // database's visible sequence when it answered: validations from then on can start
+  // there); Busy on a commit after `since`.
+  Status ValidateKey(uint32_t cf_id, Slice key, SequenceNumber since, SequenceNumber* checked_to);
   int64_t LockTimeout(const TransactionOptions& o) const {
     return o.lock_timeout_micros >= 0 ? o.lock_timeout_micros : options_.lock_timeout_micros;
   }
@@ -105,6 +111,8 @@ class TransactionDBImpl final : public TransactionDB {
   std::atomic<uint64_t> commits_since_prune_{0};
   std::atomic<uint64_t> stat_commits_{0}, stat_rollbacks_{0}, stat_conflicts_{0}, stat_timeouts_{0},
       stat_deadlocks_{0}, stat_prepares_{0};
+  // Validations the commit table could not answer and the database did (ValidateKey).
+  std::atomic<uint64_t> stat_forgotten_checks_{0};
 };
 
 class TransactionImpl final : public Transaction {
@@ -165,6 +173,14 @@ class TransactionImpl final : public Transaction {
   void Finish(State final_state);
   // Optimistic commit / prepare: X locks on the write set (and, for prepare, the keys read).
   Status LockForCommit(bool prepare);
+  // Optimistic commit / prepare, before the commit leader validates: the keys whose
+  // commits the commit table no longer covers are checked in the database here, outside
+  // the leader's critical section, and their validation then starts where that check
+  // ended (checked_to_, read_seq). So a long transaction conflicts only on keys really
+  // committed after its snapshot, however many other commits the table has forgotten.
+  Status PrevalidateForgotten();
+  // The sequence from which the commit leader validates write-set key (cf_id, key).
+  SequenceNumber ValidateWriteFrom(uint32_t cf_id, Slice key) const;
 
   TransactionDBImpl* const db_;
   const TransactionOptions options_;
@@ -174,6 +190,9 @@ class TransactionImpl final : public Transaction {
   WriteSet ws_;
   std::vector<ReadKey> reads_;
   std::vector<KeyRange> ranges_;  // scanned by iterators (serializable)
+  // Write-set keys checked clean in the database up to a sequence above the snapshot
+  // (PrevalidateForgotten); usually empty. Key: fixed32 cf id + key.
+  std::map<std::string, SequenceNumber, std::less<>> checked_to_;
   bool holds_locks_ = false;
   uint64_t commit_seq_ = 0;
   std::shared_ptr<PreparedTxn> prepared_;

@@ -71,7 +71,8 @@ Status TransactionImpl::LockKey(uint32_t cf_id, Slice key, LockMode mode) {
     // The lock keeps new commits of the key out; one that landed after the snapshot
     // would be a lost update (writes) or a value the snapshot cannot see (serializable
     // reads).
-    s = db_->commit_table_.Validate(cf_id, key, snapshot_->sequence());
+    SequenceNumber checked_to;
+    s = db_->ValidateKey(cf_id, key, snapshot_->sequence(), &checked_to);
     if (!s.ok()) return CountFailure(s);
   }
   return Status::OK();
@@ -256,6 +257,44 @@ Status TransactionImpl::LockForCommit(bool prepare) {
   return Status::OK();
 }
 
+namespace {
+std::string CheckedKey(uint32_t cf_id, Slice key) {
+  std::string k;
+  PutFixed32(&k, cf_id);
+  k.append(key.data(), key.size());
+  return k;
+}
+}  // namespace
+
+Status TransactionImpl::PrevalidateForgotten() {
+  // Nothing forgotten from where this transaction validates: the usual case, no lookups.
+  const SequenceNumber forgotten = db_->commit_table_.MaxLowWaterMark();
+  if (ReadsSnapshot() && snapshot_->sequence() < forgotten) {
+    const SequenceNumber snap = snapshot_->sequence();
+    for (const auto& [cf_id, map] : ws_.cfs()) {
+      for (const auto& [key, e] : map) {
+        if (db_->commit_table_.CheckKey(cf_id, key, snap) != CommitTable::Check::kForgotten) continue;
+        SequenceNumber checked_to;
+        Status s = db_->ValidateKey(cf_id, key, snap, &checked_to);
+        if (!s.ok()) return CountFailure(s);
+        checked_to_[CheckedKey(cf_id, key)] = checked_to;
+      }
+    }
+  }
+  for (ReadKey& r : reads_) {
+    if (r.read_seq >= forgotten) continue;
+    Status s = db_->ValidateKey(r.cf_id, r.key, r.read_seq, &r.read_seq);
+    if (!s.ok()) return CountFailure(s);
+  }
+  return Status::OK();
+}
+
+SequenceNumber TransactionImpl::ValidateWriteFrom(uint32_t cf_id, Slice key) const {
+  if (checked_to_.empty()) return 0;
+  auto it = checked_to_.find(CheckedKey(cf_id, key));
+  return it == checked_to_.end() ? 0 : it->second;
+}
+
 Status TransactionImpl::Commit() {
   if (state_ == State::kPrepared) return db_->ResolvePrepared(prepared_, true);
   Status s = CheckActive();
@@ -269,6 +308,7 @@ Status TransactionImpl::Commit() {
   }
   if (!Pessimistic()) {
     s = LockForCommit(false);
+    if (s.ok()) s = PrevalidateForgotten();
     if (!s.ok()) {
       Finish(State::kRolledBack);
       return s;
@@ -326,6 +366,7 @@ Status TransactionImpl::Prepare(Slice xid) {
   };
   if (!Pessimistic()) {
     s = LockForCommit(true);
+    if (s.ok()) s = PrevalidateForgotten();
     if (!s.ok()) return fail(s);
   }
   ws_.BuildBatch(&rec->batch);

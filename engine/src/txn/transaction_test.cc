@@ -33,6 +33,7 @@ class TransactionTest : public ::testing::Test {
     TransactionDBOptions to;
     to.lock_timeout_micros = 10'000'000;
     to.max_write_set_bytes = max_write_set_bytes_;
+    to.commit_table_bytes = commit_table_bytes_;
     ASSERT_TRUE(TransactionDB::Open(options_, to, dir_, &db_).ok());
     cf_ = db_->db()->DefaultColumnFamily();
   }
@@ -70,6 +71,7 @@ class TransactionTest : public ::testing::Test {
   std::string dir_;
   Options options_;
   size_t max_write_set_bytes_ = 256 << 20;
+  size_t commit_table_bytes_ = 64 << 20;
   std::unique_ptr<TransactionDB> db_;
   ColumnFamilyHandle* cf_ = nullptr;
 };
@@ -360,6 +362,78 @@ TEST_F(TransactionTest, WriteSetBoundIsAClearErrorNeverAPartialCommit) {
   EXPECT_EQ(Db("k0"), "small");
   EXPECT_EQ(Db("k" + std::to_string(written - 1)), value);
   EXPECT_EQ(Db("k" + std::to_string(written)), "<none>");
+}
+
+// A long transaction outlives the table of recent commits: once it has forgotten the
+// commits after the transaction's snapshot, the database answers (the key's newest
+// version, in the memtable or in a file), so the transaction conflicts only on the keys
+// really committed after its snapshot, in both modes. Before, every write of such a
+// transaction failed with Busy.
+TEST_F(TransactionTest, LongTransactionConflictsOnlyOnKeysCommittedAfterItsSnapshot) {
+  commit_table_bytes_ = 16 << 10;  // a few hundred entries
+  Reopen();
+  auto commit = [&](const std::string& key, const std::string& value) {
+    WriteBatch b;
+    b.Put(cf_, key, value);
+    ASSERT_TRUE(db_->Write(WriteOptions(), &b).ok());
+  };
+  auto stat = [&](const std::string& name) {
+    std::string stats;
+    EXPECT_TRUE(db_->GetProperty("tidesdb.txn.stats", &stats));
+    auto pos = stats.find(" " + name + "=");
+    return pos == std::string::npos ? uint64_t{0} : std::stoull(stats.substr(pos + name.size() + 2));
+  };
+  int round = 0;
+  for (ConcurrencyMode mode : {ConcurrencyMode::kOptimistic, ConcurrencyMode::kPessimistic}) {
+    for (bool flushed : {false, true}) {
+      SCOPED_TRACE(std::string(mode == ConcurrencyMode::kOptimistic ? "optimistic" : "pessimistic") +
+                   (flushed ? ", flushed" : ", in the memtable"));
+      const std::string r = std::to_string(round++);
+      commit("hot" + r, "0");
+      commit("read" + r, "0");
+      auto clean = Begin(mode, IsolationLevel::kRepeatableRead);
+      auto dirty = Begin(mode, IsolationLevel::kRepeatableRead);
+      // Optimistic serializable: a read validated at commit. (A pessimistic one holds a
+      // shared lock instead, which would keep the commit below out.)
+      const bool optimistic = mode == ConcurrencyMode::kOptimistic;
+      auto reader = Begin(mode, IsolationLevel::kSerializable);
+      EXPECT_EQ(Read(clean.get(), cf_, "hot" + r), "0");  // takes the snapshots
+      EXPECT_EQ(Read(dirty.get(), cf_, "hot" + r), "0");
+      if (optimistic) {
+        EXPECT_EQ(Read(reader.get(), cf_, "read" + r), "0");
+      }
+      commit("hot" + r, "1");
+      commit("read" + r, "1");
+      // Far more commits than the table holds: "hot" and "read" are forgotten.
+      for (int i = 0; i < 2000; ++i) commit("filler" + r + "." + std::to_string(i), "x");
+      if (flushed) {
+        ASSERT_TRUE(db_->db()->Flush(FlushOptions(), nullptr).ok());
+      }
+      const uint64_t checks = stat("forgotten_checks");
+
+      // A key nobody touched since the snapshot: no conflict (the table alone would say
+      // Busy: it no longer covers the snapshot).
+      ASSERT_TRUE(clean->Put(cf_, "untouched" + r, "c").ok());
+      EXPECT_TRUE(clean->Commit().ok());
+      EXPECT_EQ(Db("untouched" + r), "c");
+      EXPECT_GT(stat("forgotten_checks"), checks);
+
+      // A key committed after the snapshot: still a conflict, found in the database.
+      Status s = dirty->Put(cf_, "hot" + r, "2");
+      if (s.ok()) s = dirty->Commit();
+      EXPECT_TRUE(s.IsBusy()) << s.ToString();
+      EXPECT_EQ(Db("hot" + r), "1");
+
+      // A read whose key was committed after it was read fails the commit, although the
+      // table forgot that commit.
+      if (optimistic) {
+        s = reader->Put(cf_, "other" + r, "o");
+        if (s.ok()) s = reader->Commit();
+        EXPECT_TRUE(s.IsBusy()) << s.ToString();
+        EXPECT_EQ(Db("other" + r), "<none>");
+      }
+    }
+  }
 }
 
 TEST_F(TransactionTest, PessimisticLocksAbsentKeysTimeoutAndDeadlock) {
