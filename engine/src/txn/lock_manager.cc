@@ -4,7 +4,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
-#include <deque>
 #include <functional>
 #include <unordered_set>
 #include <utility>
@@ -56,7 +55,9 @@ struct LockManager::LockEntry {
   std::vector<Holder> holders;
   // Upgrades first (contiguously), then ordinary requests in arrival order. Invariant when
   // the stripe mutex is free: if the queue is not empty, its front is blocked by a holder.
-  std::deque<Waiter*> queue;
+  // A vector: it allocates nothing until someone waits (a default std::deque allocates
+  // ~576 bytes at once), and queues are a handful of requests long.
+  std::vector<Waiter*> queue;
 
   Holder* FindHolder(uint64_t txn_id) {
     for (Holder& h : holders) {
@@ -64,6 +65,7 @@ struct LockManager::LockEntry {
     }
     return nullptr;
   }
+  const Holder* FindHolder(uint64_t txn_id) const { return const_cast<LockEntry*>(this)->FindHolder(txn_id); }
 };
 
 struct alignas(64) LockManager::Stripe {
@@ -71,10 +73,14 @@ struct alignas(64) LockManager::Stripe {
   std::unordered_map<std::string, LockEntry> entries;  // lock key -> state; erased when unused
 };
 
-// Which locks each transaction holds, so UnlockAll need not scan the lock table.
+// Which locks each transaction holds, so UnlockAll need not scan the lock table: each
+// one as a pointer to the lock key inside its stripe's map node, which stays put (node
+// addresses survive rehashing) as long as the transaction holds the lock, so no key is
+// copied twice. A key appears once per transaction: it is tracked when the transaction
+// first becomes a holder, not on re-acquires or upgrades.
 struct alignas(64) LockManager::TxnShard {
   mutable std::mutex mu;
-  std::unordered_map<uint64_t, std::unordered_map<std::string, LockMode>> txns;
+  std::unordered_map<uint64_t, std::vector<const std::string*>> txns;
 };
 
 LockManager::LockManager(const Options& options)
@@ -101,11 +107,10 @@ LockManager::TxnShard& LockManager::TxnShardFor(uint64_t txn_id) const {
   return txn_shards_[std::hash<uint64_t>()(txn_id) % kNumTxnShards];
 }
 
-void LockManager::Track(uint64_t txn_id, const std::string& lock_key, LockMode mode) {
+void LockManager::Track(uint64_t txn_id, const std::string* lock_key) {
   TxnShard& shard = TxnShardFor(txn_id);
   std::lock_guard<std::mutex> g(shard.mu);
-  auto [it, inserted] = shard.txns[txn_id].try_emplace(lock_key, mode);
-  if (!inserted && mode == LockMode::kExclusive) it->second = mode;
+  shard.txns[txn_id].push_back(lock_key);
 }
 
 bool LockManager::CompatibleWithHolders(const LockEntry& entry, uint64_t txn_id, LockMode mode) {
@@ -139,7 +144,7 @@ void LockManager::GrantWaiters(LockEntry* entry, std::vector<uint64_t>* departed
       entry->holders.push_back({w->txn_id, w->mode});
       num_locks_.fetch_add(1, std::memory_order_relaxed);
     }
-    entry->queue.pop_front();
+    entry->queue.erase(entry->queue.begin());
     w->granted = true;
     // Notified under the stripe mutex: the waiter cannot leave (and destroy w) before it
     // reacquires that mutex.
@@ -187,7 +192,9 @@ Status LockManager::Lock(uint64_t txn_id, uint32_t cf_id, Slice key, LockMode mo
   const std::string lock_key = MakeLockKey(cf_id, key);
   Stripe& stripe = StripeFor(lock_key);
   std::unique_lock<std::mutex> l(stripe.mu);
-  LockEntry& entry = stripe.entries[lock_key];
+  auto [slot, inserted] = stripe.entries.try_emplace(lock_key);
+  const std::string* const stored_key = &slot->first;
+  LockEntry& entry = slot->second;
   LockEntry::Holder* own = entry.FindHolder(txn_id);
   if (own != nullptr && Covers(own->mode, mode)) return Status::OK();
   const bool upgrade = own != nullptr;
@@ -199,12 +206,12 @@ Status LockManager::Lock(uint64_t txn_id, uint32_t cf_id, Slice key, LockMode mo
       own->mode = LockMode::kExclusive;
       // Queued requests now wait for this exclusive holder.
       RefreshWaitGraph(entry, {});
-    } else {
-      entry.holders.push_back({txn_id, mode});
-      num_locks_.fetch_add(1, std::memory_order_relaxed);
+      return Status::OK();  // already tracked
     }
+    entry.holders.push_back({txn_id, mode});
+    num_locks_.fetch_add(1, std::memory_order_relaxed);
     l.unlock();
-    Track(txn_id, lock_key, mode);
+    Track(txn_id, stored_key);
     return Status::OK();
   }
   // Not grantable now, so the entry has holders (it is not a fresh, empty one).
@@ -254,7 +261,7 @@ Status LockManager::Lock(uint64_t txn_id, uint32_t cf_id, Slice key, LockMode mo
   }
   // The granter has already updated the holders, the lock count and the wait graph.
   l.unlock();
-  Track(txn_id, lock_key, mode);
+  if (!upgrade) Track(txn_id, stored_key);
   return Status::OK();
 }
 
@@ -280,7 +287,11 @@ void LockManager::Unlock(uint64_t txn_id, uint32_t cf_id, Slice key) {
     TxnShard& shard = TxnShardFor(txn_id);
     std::lock_guard<std::mutex> g(shard.mu);
     auto it = shard.txns.find(txn_id);
-    if (it == shard.txns.end() || it->second.erase(lock_key) == 0) return;
+    if (it == shard.txns.end()) return;
+    auto held = std::find_if(it->second.begin(), it->second.end(),
+                             [&](const std::string* k) { return *k == lock_key; });
+    if (held == it->second.end()) return;
+    it->second.erase(held);
     if (it->second.empty()) shard.txns.erase(it);
   }
   Stripe& stripe = StripeFor(lock_key);
@@ -289,7 +300,7 @@ void LockManager::Unlock(uint64_t txn_id, uint32_t cf_id, Slice key) {
 }
 
 void LockManager::UnlockAll(uint64_t txn_id) {
-  std::unordered_map<std::string, LockMode> held;
+  std::vector<const std::string*> held;
   {
     TxnShard& shard = TxnShardFor(txn_id);
     std::lock_guard<std::mutex> g(shard.mu);
@@ -298,14 +309,17 @@ void LockManager::UnlockAll(uint64_t txn_id) {
     held = std::move(it->second);
     shard.txns.erase(it);
   }
-  // Group the keys by stripe so each stripe mutex is taken once.
+  // Group the keys by stripe so each stripe mutex is taken once. Reading a key outside its
+  // stripe mutex is safe: its entry stays until this transaction releases it.
   std::vector<std::pair<Stripe*, const std::string*>> keys;
   keys.reserve(held.size());
-  for (const auto& [lock_key, mode] : held) keys.emplace_back(&StripeFor(lock_key), &lock_key);
+  for (const std::string* lock_key : held) keys.emplace_back(&StripeFor(*lock_key), lock_key);
   std::sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (size_t i = 0; i < keys.size();) {
     Stripe* stripe = keys[i].first;
     std::lock_guard<std::mutex> g(stripe->mu);
+    // ReleaseLocked may erase the entry, and with it the key it was given: nothing reads
+    // that key afterwards.
     for (; i < keys.size() && keys[i].first == stripe; ++i) ReleaseLocked(stripe, txn_id, *keys[i].second);
   }
 }
@@ -330,14 +344,22 @@ size_t LockManager::NumTrackedTxns() const {
 }
 
 std::vector<HeldLock> LockManager::LocksHeldBy(uint64_t txn_id) const {
-  std::vector<HeldLock> result;
+  std::vector<std::string> keys;
   {
     TxnShard& shard = TxnShardFor(txn_id);
     std::lock_guard<std::mutex> g(shard.mu);
     auto it = shard.txns.find(txn_id);
-    if (it == shard.txns.end()) return result;
-    for (const auto& [lock_key, mode] : it->second) {
-      result.push_back({DecodeFixed32(lock_key.data()), lock_key.substr(4), mode});
+    if (it == shard.txns.end()) return {};
+    for (const std::string* lock_key : it->second) keys.push_back(*lock_key);
+  }
+  std::vector<HeldLock> result;
+  for (const std::string& lock_key : keys) {
+    Stripe& stripe = StripeFor(lock_key);
+    std::lock_guard<std::mutex> g(stripe.mu);
+    auto it = stripe.entries.find(lock_key);
+    if (it == stripe.entries.end()) continue;
+    if (const LockEntry::Holder* h = it->second.FindHolder(txn_id)) {
+      result.push_back({DecodeFixed32(lock_key.data()), lock_key.substr(4), h->mode});
     }
   }
   std::sort(result.begin(), result.end(), [](const HeldLock& a, const HeldLock& b) {

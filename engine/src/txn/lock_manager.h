@@ -129,8 +129,9 @@ class LockManager {
   Stripe& StripeFor(const std::string& lock_key) const;
   TxnShard& TxnShardFor(uint64_t txn_id) const;
 
-  // Records in the per-transaction tracking that txn_id now holds lock_key in mode.
-  void Track(uint64_t txn_id, const std::string& lock_key, LockMode mode);
+  // Records in the per-transaction tracking that txn_id has become a holder of the lock
+  // whose key (inside its stripe's map) is *lock_key.
+  void Track(uint64_t txn_id, const std::string* lock_key);
 
   // The transactions a request of (txn_id, mode) waits for if it is (or would be) at
   // position queue_pos of entry's queue.

@@ -1,6 +1,7 @@
 #include "txn/lock_manager.h"
 
 #include <gtest/gtest.h>
+#include <malloc.h>
 
 #include <atomic>
 #include <chrono>
@@ -334,6 +335,37 @@ TEST(LockManager, ThreeTransactionDeadlockHasOneVictim) {
 
 // Three transactions close a cycle at the same moment, many times over: exactly one of
 // them is the victim each time, and the other two finish once it has rolled back.
+// What an uncontended lock costs: a pessimistic transaction holds one per key it writes
+// (and an optimistic commit takes one per key), so a 300k-row statement holds 300k. Heap
+// bytes per held lock, keys of 24 bytes (4-byte cf id + 20), measured with mallinfo2; it
+// was ~1,090 bytes when every entry default-constructed a std::deque waiter queue and the
+// per-transaction tracking copied every key.
+TEST(LockManager, AnUncontendedLockIsCheap) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "the sanitizer's allocator makes heap measurements meaningless";
+#else
+  LockManager lm;
+  constexpr int kKeys = 100000;
+  std::vector<std::string> keys;
+  keys.reserve(kKeys);
+  for (int i = 0; i < kKeys; ++i) {
+    char k[32];
+    std::snprintf(k, sizeof(k), "user-key-%011d", i);
+    keys.emplace_back(k);
+  }
+  const size_t before = mallinfo2().uordblks;
+  for (const std::string& k : keys) ASSERT_TRUE(lm.Lock(1, kCf, k, X, kForever).ok());
+  const size_t after = mallinfo2().uordblks;
+  const double per_lock = static_cast<double>(after - before) / kKeys;
+  std::printf("heap bytes per held lock: %.0f\n", per_lock);
+  EXPECT_EQ(lm.NumLocks(), static_cast<size_t>(kKeys));
+  EXPECT_LT(per_lock, 300);
+  lm.UnlockAll(1);
+  EXPECT_EQ(lm.NumLocks(), 0u);
+  EXPECT_EQ(lm.NumTrackedTxns(), 0u);
+#endif
+}
+
 TEST(LockManager, ConcurrentCycleHasExactlyOneVictim) {
   for (int round = 0; round < 20; ++round) {
     LockManager lm;

@@ -61,6 +61,11 @@ void RecentCommitIndex::Prune(SequenceNumber oldest_active_snapshot) {
   }
 }
 
+void RecentCommitIndex::ForgetThrough(SequenceNumber seq) {
+  std::lock_guard<std::mutex> g(mu_);
+  low_water_mark_ = std::max(low_water_mark_, seq);
+}
+
 size_t RecentCommitIndex::NumKeys() const {
   std::lock_guard<std::mutex> g(mu_);
   return latest_.size();

@@ -47,6 +47,9 @@ class RecentCommitIndex {
   // tell); Busy otherwise.
   Status Validate(const KeyRange& range, SequenceNumber snapshot_seq) const;
   void Prune(SequenceNumber oldest_active_snapshot);
+  // Commits up to seq may not have been recorded (nobody needed them): validations from
+  // below it fail conservatively.
+  void ForgetThrough(SequenceNumber seq);
 
   size_t NumKeys() const;
   SequenceNumber LowWaterMark() const;

@@ -166,20 +166,35 @@ Status TransactionDBImpl::ValidateLocked(const TransactionImpl& txn, bool prepar
     return Status::OK();
   }
   for (const auto& [cf_id, map] : txn.ws_.cfs()) {
-    for (const auto& [key, e] : map) {
-      commit_table_.RecordCommit(cf_id, key, commit_seq);
-      range_index_.Record(cf_id, key, commit_seq);
-    }
+    for (const auto& [key, e] : map) RecordKeyLocked(cf_id, key, commit_seq);
   }
   return Status::OK();
 }
 
 void TransactionDBImpl::RecordCommitLocked(const WriteBatch& batch, SequenceNumber commit_seq) {
   ForEachKey(batch, [&](uint32_t cf_id, Slice key) {
-    commit_table_.RecordCommit(cf_id, key, commit_seq);
-    range_index_.Record(cf_id, key, commit_seq);
+    RecordKeyLocked(cf_id, key, commit_seq);
     return Status::OK();
   });
+}
+
+void TransactionDBImpl::RecordKeyLocked(uint32_t cf_id, Slice key, SequenceNumber commit_seq) {
+  commit_table_.RecordCommit(cf_id, key, commit_seq);
+  if (serializable_active_ != 0) range_index_.Record(cf_id, key, commit_seq);
+  last_recorded_seq_ = std::max(last_recorded_seq_, commit_seq);
+}
+
+SequenceNumber TransactionDBImpl::BeginSerializable() {
+  std::lock_guard<std::mutex> g(validate_mu_);
+  // Commits validated while nobody was serializable were not recorded: the index must
+  // not vouch for them. Every later commit's callback runs after this and is recorded.
+  if (serializable_active_++ == 0) range_index_.ForgetThrough(last_recorded_seq_);
+  return last_recorded_seq_;
+}
+
+void TransactionDBImpl::EndSerializable() {
+  std::lock_guard<std::mutex> g(validate_mu_);
+  --serializable_active_;
 }
 
 void TransactionDBImpl::MaybePrune() {

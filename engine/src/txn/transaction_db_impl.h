@@ -73,6 +73,15 @@ class TransactionDBImpl final : public TransactionDB {
   // transaction's ranges as prepared, record nothing; otherwise validate and record.
   Status ValidateLocked(const TransactionImpl& txn, bool prepare, SequenceNumber commit_seq);
   void RecordCommitLocked(const WriteBatch& batch, SequenceNumber commit_seq);
+  // Records a committed key in the commit table, and in the range index while a
+  // serializable transaction may validate ranges against it. Requires validate_mu_.
+  void RecordKeyLocked(uint32_t cf_id, Slice key, SequenceNumber commit_seq);
+  // A serializable transaction begins / ends. The range index records commits only while
+  // one is active (otherwise every commit would pay an ordered insert in the commit
+  // leader's critical section for nobody). Begin returns the sequence up to which commits
+  // may be missing from the index: the transaction's snapshot must not be older.
+  SequenceNumber BeginSerializable();
+  void EndSerializable();
   // Busy if (cf, key) lies in a range scanned by a prepared transaction other than txn_id.
   Status CheckPreparedRangesLocked(uint64_t txn_id, uint32_t cf_id, Slice key) const;
   Status ResolvePrepared(const std::shared_ptr<PreparedTxn>& txn, bool commit);
@@ -104,6 +113,8 @@ class TransactionDBImpl final : public TransactionDB {
     KeyRange range;
   };
   std::vector<PreparedRange> prepared_ranges_;
+  size_t serializable_active_ = 0;        // under validate_mu_
+  SequenceNumber last_recorded_seq_ = 0;  // under validate_mu_: newest commit recorded
 
   mutable std::mutex prepared_mu_;
   std::map<std::string, std::shared_ptr<PreparedTxn>, std::less<>> prepared_;
@@ -193,6 +204,9 @@ class TransactionImpl final : public Transaction {
   // Write-set keys checked clean in the database up to a sequence above the snapshot
   // (PrevalidateForgotten); usually empty. Key: fixed32 cf id + key.
   std::map<std::string, SequenceNumber, std::less<>> checked_to_;
+  // Serializable: registered with BeginSerializable; the snapshot is not taken below this.
+  bool serializable_registered_ = false;
+  SequenceNumber range_floor_ = 0;
   bool holds_locks_ = false;
   uint64_t commit_seq_ = 0;
   std::shared_ptr<PreparedTxn> prepared_;

@@ -1,6 +1,8 @@
 // Transaction: buffered writes, reads through the write set, locking (pessimistic),
 // savepoints, commit and prepare.
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "db/db_iter.h"
 #include "txn/transaction_db_impl.h"
@@ -20,6 +22,10 @@ std::unique_ptr<Iterator> ErrorIterator(Status s) {
 
 TransactionImpl::TransactionImpl(TransactionDBImpl* db, const TransactionOptions& options, uint64_t id)
     : db_(db), options_(options), id_(id) {
+  if (Serializable()) {
+    range_floor_ = db_->BeginSerializable();
+    serializable_registered_ = true;
+  }
   if (options_.snapshot_at_begin && ReadsSnapshot()) EnsureSnapshot();
 }
 
@@ -51,7 +57,16 @@ Status TransactionImpl::CheckActive() const {
 }
 
 void TransactionImpl::EnsureSnapshot() {
-  if (snapshot_ == nullptr) snapshot_ = db_->db_->GetSnapshot();
+  if (snapshot_ != nullptr) return;
+  // A serializable snapshot below range_floor_ would fail every range validation (the
+  // index did not record the commits up to there). Commits up to the floor have passed
+  // validation and become visible within a commit group's latency: wait for that, a
+  // bounded while (a failed WAL write may never publish them; then validations of this
+  // transaction's ranges conservatively fail).
+  for (int i = 0; i < 2000 && db_->db_->LatestSequence() < range_floor_; ++i) {
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  snapshot_ = db_->db_->GetSnapshot();
 }
 
 Status TransactionImpl::CountFailure(const Status& s) {
@@ -222,6 +237,10 @@ Status TransactionImpl::ReleaseSavepoint() {
 
 void TransactionImpl::Finish(State final_state) {
   state_ = final_state;
+  if (serializable_registered_) {
+    db_->EndSerializable();
+    serializable_registered_ = false;
+  }
   ws_.Clear();
   reads_.clear();
   ranges_.clear();
