@@ -75,9 +75,13 @@ tidesdb::TransactionDB* transaction_db() { return the_db.get(); }
 
 tidesdb::DB* base_db() { return the_db ? the_db->db() : nullptr; }
 
-int ha_error_from_status(const tidesdb::Status& status, const char* what) {
+int ha_error_from_status(const tidesdb::Status& status, const char* what, THD* thd) {
   if (status.IsBusy() || status.IsDeadlock()) return HA_ERR_LOCK_DEADLOCK;
   if (status.IsTimedOut()) return HA_ERR_LOCK_WAIT_TIMEOUT;
+  // A lock wait ended by KILL QUERY or max_statement_time: the server reports the kill.
+  if (status.IsAborted() && thd != nullptr && thd_kill_level(thd) != THD_IS_NOT_KILLED) {
+    return HA_ERR_QUERY_INTERRUPTED;
+  }
   if (status.IsNotFound()) return HA_ERR_KEY_NOT_FOUND;
   std::string message = status.ToString();
   if (status.IsNotSupported()) {

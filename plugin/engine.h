@@ -41,7 +41,9 @@ tidesdb::DB* base_db();
 // HA_ERR_LOCK_DEADLOCK (1213), lock waits HA_ERR_LOCK_WAIT_TIMEOUT (1205); a full write set
 // or disk, I/O errors and corruption are reported to the client (and I/O errors and
 // corruption to the error log) with the library's message and return
-// HA_ERR_TIDESDB_REPORTED. `what` names the operation for the messages.
-int ha_error_from_status(const tidesdb::Status& status, const char* what);
+// HA_ERR_TIDESDB_REPORTED. `what` names the operation for the messages. A lock wait that
+// `thd`'s kill (KILL QUERY, max_statement_time) interrupted becomes
+// HA_ERR_QUERY_INTERRUPTED, which the server reports as that kill.
+int ha_error_from_status(const tidesdb::Status& status, const char* what, THD* thd = nullptr);
 
 }  // namespace tidesql

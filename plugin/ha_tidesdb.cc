@@ -63,7 +63,7 @@ ulong ha_tidesdb::index_flags(uint index, uint part, bool all_parts) const {
 }
 
 int ha_tidesdb::report(const tidesdb::Status& status, const char* what) {
-  int error = ha_error_from_status(status, what);
+  int error = ha_error_from_status(status, what, ha_thd());
   on_row_error(ha_thd(), trx_context(ha_thd()), error);
   return error;
 }

@@ -42,6 +42,9 @@ void begin_transaction(THD* thd, TrxContext* trx, bool snapshot_at_begin) {
   options.lock_timeout_micros = static_cast<int64_t>(lock_wait_timeout_seconds(thd)) * 1000000;
   options.snapshot_at_begin =
       snapshot_at_begin && options.isolation != tidesdb::IsolationLevel::kReadCommitted;
+  // KILL QUERY / KILL CONNECTION / max_statement_time end a lock wait within the
+  // library's poll interval (asked from the waiting thread, as InnoDB does).
+  options.interrupted = [thd] { return thd_kill_level(thd) != THD_IS_NOT_KILLED; };
   trx->txn = transaction_db()->BeginTransaction(options);
   trx->savepoint_depth = 0;
   trx->statement_savepoint = false;
@@ -89,9 +92,11 @@ bool server_xid(const std::string& s, XID* xid) {
   return true;
 }
 
-void report_completion_error(int error) {
+void report_completion_error(THD* thd, int error) {
   // Reported here, or the client would see ER_ERROR_DURING_COMMIT (1180).
-  if (error == HA_ERR_LOCK_DEADLOCK) {
+  if (error == HA_ERR_QUERY_INTERRUPTED) {
+    thd->send_kill_message();  // KILL QUERY or max_statement_time during the commit's lock wait
+  } else if (error == HA_ERR_LOCK_DEADLOCK) {
     status_counters.conflicts.fetch_add(1, std::memory_order_relaxed);
     my_error(ER_LOCK_DEADLOCK, MYF(0));
   } else if (error == HA_ERR_LOCK_WAIT_TIMEOUT) {
@@ -122,8 +127,8 @@ int tidesdb_commit(handlerton*, THD* thd, bool all) {
     return 0;
   }
   status_counters.rollbacks.fetch_add(1, std::memory_order_relaxed);
-  int error = ha_error_from_status(s, "commit");
-  report_completion_error(error);
+  int error = ha_error_from_status(s, "commit", thd);
+  report_completion_error(thd, error);
   return error;
 }
 
@@ -162,8 +167,8 @@ int tidesdb_prepare(handlerton*, THD* thd, bool all) {
   // A failed Prepare leaves the library transaction rolled back.
   end_transaction(trx);
   status_counters.rollbacks.fetch_add(1, std::memory_order_relaxed);
-  int error = ha_error_from_status(s, "prepare");
-  report_completion_error(error);
+  int error = ha_error_from_status(s, "prepare", thd);
+  report_completion_error(thd, error);
   return error;
 }
 
@@ -311,7 +316,7 @@ int commit_copy_chunk(THD* thd, TrxContext* trx) {
   trx->release_cursors();
   tidesdb::Status s = trx->txn->Commit();
   end_transaction(trx);
-  if (!s.ok()) return ha_error_from_status(s, "ALTER TABLE copy");
+  if (!s.ok()) return ha_error_from_status(s, "ALTER TABLE copy", thd);
   begin_transaction(thd, trx, false);
   trx->statement_open = true;
   return 0;

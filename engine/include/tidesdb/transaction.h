@@ -29,6 +29,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -75,6 +76,11 @@ struct TransactionOptions {
   // Take the read snapshot at BeginTransaction instead of at the first operation
   // (START TRANSACTION WITH CONSISTENT SNAPSHOT). Levels kRepeatableRead and above.
   bool snapshot_at_begin = false;
+  // Asked, from the waiting thread, about every LockManager::kInterruptPollMicros while a
+  // lock request of this transaction waits: true ends the wait with Status::Aborted
+  // ("lock wait interrupted"), the request withdrawn and the transaction still active
+  // (a SQL engine passes "the statement was killed"). Empty: waits run to their timeout.
+  std::function<bool()> interrupted;
 };
 
 struct TransactionDBOptions {

@@ -188,7 +188,8 @@ bool LockManager::ReachesItself(uint64_t txn_id) const {
   return false;
 }
 
-Status LockManager::Lock(uint64_t txn_id, uint32_t cf_id, Slice key, LockMode mode, int64_t timeout_micros) {
+Status LockManager::Lock(uint64_t txn_id, uint32_t cf_id, Slice key, LockMode mode, int64_t timeout_micros,
+                         const std::function<bool()>* interrupted) {
   const std::string lock_key = MakeLockKey(cf_id, key);
   Stripe& stripe = StripeFor(lock_key);
   std::unique_lock<std::mutex> l(stripe.mu);
@@ -240,10 +241,23 @@ Status LockManager::Lock(uint64_t txn_id, uint32_t cf_id, Slice key, LockMode mo
   }
 
   const bool forever = timeout_micros < 0 || timeout_micros > kMaxFiniteTimeoutMicros;
+  const bool pollable = interrupted != nullptr && *interrupted;
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::microseconds(forever ? 0 : timeout_micros);
+  bool was_interrupted = false;
   while (!w.granted) {
-    if (forever) {
+    if (pollable) {
+      // Wake up now and then to ask whether the caller gave up (e.g. KILL QUERY).
+      auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(kInterruptPollMicros);
+      if (!forever && deadline < until) until = deadline;
+      w.cv.wait_until(l, until);
+      if (w.granted) break;
+      if (!forever && std::chrono::steady_clock::now() >= deadline) break;
+      l.unlock();
+      was_interrupted = (*interrupted)();
+      l.lock();
+      if (was_interrupted && !w.granted) break;
+    } else if (forever) {
       w.cv.wait(l);
     } else if (w.cv.wait_until(l, deadline) == std::cv_status::timeout) {
       break;
@@ -251,12 +265,14 @@ Status LockManager::Lock(uint64_t txn_id, uint32_t cf_id, Slice key, LockMode mo
   }
 
   if (!w.granted) {
-    // Timed out: withdraw. Requests behind this one may have been blocked only by it.
+    // Timed out or interrupted: withdraw. Requests behind this one may have been blocked
+    // only by it.
     entry.queue.erase(std::find(entry.queue.begin(), entry.queue.end(), &w));
     std::vector<uint64_t> departed{txn_id};
     GrantWaiters(&entry, &departed);
     RefreshWaitGraph(entry, departed);
     if (entry.holders.empty() && entry.queue.empty()) stripe.entries.erase(lock_key);
+    if (was_interrupted) return Status::Aborted("lock wait interrupted");
     return Status::TimedOut("lock wait timeout exceeded");
   }
   // The granter has already updated the holders, the lock count and the wait graph.

@@ -28,6 +28,7 @@
 // Timeouts: timeout_micros > 0 waits at most that long, then Status::TimedOut; 0 is a
 // try-lock (TimedOut at once if the lock cannot be granted now; no deadlock search, since
 // nothing waits); negative (or over 100 years) waits with no limit, still deadlock-checked.
+// A wait can also be interrupted by the caller's predicate (Status::Aborted).
 //
 // Threading: all methods are thread-safe. Calls for one txn_id must not run concurrently
 // (a transaction is used by one thread at a time); in particular UnlockAll(t) must not
@@ -47,6 +48,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -91,7 +93,11 @@ class LockManager {
   // OK: granted (or already held in a sufficient mode). TimedOut: not granted within the
   // timeout; the transaction's other locks are untouched. Deadlock: waiting would close a
   // cycle; nothing changed.
-  Status Lock(uint64_t txn_id, uint32_t cf_id, Slice key, LockMode mode, int64_t timeout_micros);
+  // `interrupted` (may be null or empty) is polled every kInterruptPollMicros while the
+  // request waits; true withdraws it with Status::Aborted.
+  Status Lock(uint64_t txn_id, uint32_t cf_id, Slice key, LockMode mode, int64_t timeout_micros,
+              const std::function<bool()>* interrupted = nullptr);
+  static constexpr int64_t kInterruptPollMicros = 50'000;
   Status Lock(uint64_t txn_id, uint32_t cf_id, Slice key, LockMode mode) {
     return Lock(txn_id, cf_id, key, mode, default_timeout_micros());
   }

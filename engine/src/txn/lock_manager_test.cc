@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <future>
 #include <map>
 #include <random>
 #include <string>
@@ -364,6 +365,32 @@ TEST(LockManager, AnUncontendedLockIsCheap) {
   EXPECT_EQ(lm.NumLocks(), 0u);
   EXPECT_EQ(lm.NumTrackedTxns(), 0u);
 #endif
+}
+
+// KILL QUERY: a waiting request whose predicate turns true is withdrawn with Aborted
+// within a poll interval, its transaction's other locks kept, and the queue behind it
+// moves on; a predicate that stays false changes nothing (the wait still times out).
+TEST(LockManager, AnInterruptedWaitIsWithdrawn) {
+  LockManager lm;
+  ASSERT_TRUE(lm.Lock(1, kCf, "k", X, kForever).ok());
+  ASSERT_TRUE(lm.Lock(2, kCf, "mine", X, kForever).ok());
+  std::atomic<bool> killed{false};
+  std::function<bool()> interrupted = [&] { return killed.load(); };
+  auto waiter =
+      std::async(std::launch::async, [&] { return lm.Lock(2, kCf, "k", X, kForever, &interrupted); });
+  ASSERT_TRUE(Eventually([&] { return lm.IsWaiting(2); }));
+  killed = true;
+  ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready);
+  Status s = waiter.get();
+  EXPECT_TRUE(s.IsAborted()) << s.ToString();
+  EXPECT_FALSE(lm.IsWaiting(2));
+  EXPECT_EQ(lm.LocksHeldBy(2), (std::vector<HeldLock>{{kCf, "mine", X}}));
+
+  std::function<bool()> never = [] { return false; };
+  s = lm.Lock(3, kCf, "k", X, 120'000, &never);  // longer than two poll intervals
+  EXPECT_TRUE(s.IsTimedOut()) << s.ToString();
+  lm.UnlockAll(1);
+  EXPECT_TRUE(lm.Lock(3, kCf, "k", X, 0, &never).ok());
 }
 
 TEST(LockManager, ConcurrentCycleHasExactlyOneVictim) {
