@@ -191,6 +191,13 @@ run_sql_tests() {
     stage_failed "crash test" "see $LOGS/crash-test.log"
   fi
   tail -n 1 "$LOGS/crash-test.log"
+  echo "=== SQL disk-full test (engine directory on a small tmpfs) ==="
+  if "$py" "$ROOT/tests/sql/disk_full_test.py" >"$LOGS/disk-full-test.log" 2>&1; then
+    passed=$((passed + 1))
+  else
+    stage_failed "disk-full test" "see $LOGS/disk-full-test.log"
+  fi
+  tail -n 1 "$LOGS/disk-full-test.log"
 }
 
 if [ "$MTR_ONLY" -eq 0 ]; then
