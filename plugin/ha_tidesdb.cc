@@ -40,7 +40,7 @@ handler::Table_flags ha_tidesdb::table_flags() const {
   Table_flags flags = HA_BINLOG_ROW_CAPABLE | HA_NULL_IN_KEY | HA_CAN_INDEX_BLOBS | HA_REC_NOT_IN_SEQ |
                       HA_PRIMARY_KEY_IN_READ_INDEX | HA_CAN_VIRTUAL_COLUMNS | HA_CAN_SQL_HANDLER |
                       HA_TABLE_SCAN_ON_INDEX | HA_CAN_GEOMETRY | HA_CAN_BIT_FIELD | HA_CONCURRENT_OPTIMIZE |
-                      HA_CAN_TABLES_WITHOUT_ROLLBACK | HA_DUPLICATE_POS |
+                      HA_CAN_TABLES_WITHOUT_ROLLBACK | HA_DUPLICATE_POS | HA_CAN_REPAIR |
                       // Old index entries are computed from the row the server passes, so
                       // every key column (virtual ones too) must be in it.
                       HA_REQUIRES_KEY_COLUMNS_FOR_DELETE;
@@ -341,116 +341,6 @@ int ha_tidesdb::reset() {
   copying_ = false;
   lock_type_ = TL_READ;
   return 0;
-}
-
-// --- maintenance -----------------------------------------------------------------------------
-
-int ha_tidesdb::analyze(THD* thd, HA_CHECK_OPT* check_opt) {
-  TableStats st;
-  tidesdb::ReadOptions ro;
-  ro.fill_cache = false;
-  {
-    auto it = base_db()->NewIterator(ro, data_cf());
-    for (it->SeekToFirst(); it->Valid(); it->Next()) st.rows++;
-    if (!it->status().ok()) return HA_ADMIN_FAILED;
-  }
-  st.rec_per_key.resize(table->s->keys);
-  for (uint i = 0; i < table->s->keys; i++) {
-    const KeyCodec& codec = codecs_[i];
-    uint parts = codec.parts();
-    std::vector<uint64_t> distinct(parts, 0);
-    std::vector<std::string> previous(parts);
-    uint64_t entries = 0;
-    auto it = base_db()->NewIterator(ro, index_cf(i));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      std::string_view key(it->key().data(), it->key().size());
-      entries++;
-      for (uint j = 0; j < parts; j++) {
-        bool any_null;
-        size_t n = codec.parts_length(key, j + 1, &any_null);
-        std::string_view prefix = key.substr(0, n);
-        if (entries == 1 || prefix != previous[j]) {
-          distinct[j]++;
-          previous[j].assign(prefix);
-        }
-      }
-    }
-    if (!it->status().ok()) return HA_ADMIN_FAILED;
-    st.rec_per_key[i].resize(table->key_info[i].ext_key_parts, 1);
-    for (uint j = 0; j < parts; j++)
-      st.rec_per_key[i][j] = distinct[j] ? (entries + distinct[j] - 1) / distinct[j] : 1;
-  }
-  tidesdb::Status s = dictionary_save_stats(share_->def.table_id, st);
-  if (!s.ok()) return HA_ADMIN_FAILED;
-  {
-    std::lock_guard<std::mutex> guard(share_->mutex);
-    share_->stats = st;
-    share_->stats_loaded = true;
-  }
-  info(HA_STATUS_CONST);
-  return HA_ADMIN_OK;
-}
-
-int ha_tidesdb::optimize(THD* thd, HA_CHECK_OPT* check_opt) {
-  for (tidesdb::ColumnFamilyHandle* cf : share_->cfs) {
-    tidesdb::Status s = base_db()->CompactRange(cf, nullptr);
-    if (!s.ok()) {
-      ha_error_from_status(s, "OPTIMIZE TABLE");
-      return HA_ADMIN_FAILED;
-    }
-  }
-  return HA_ADMIN_OK;
-}
-
-int ha_tidesdb::check(THD* thd, HA_CHECK_OPT* check_opt) {
-  // Every index must hold exactly one entry per row, and each entry the row's key.
-  tidesdb::ReadOptions ro;
-  ro.fill_cache = false;
-  const tidesdb::Snapshot* snapshot = base_db()->GetSnapshot();
-  ro.snapshot = snapshot;
-  uint64_t rows = 0, missing = 0;
-  std::vector<uint64_t> entries(table->s->keys, 0);
-  int result = HA_ADMIN_OK;
-  {
-    auto it = base_db()->NewIterator(ro, data_cf());
-    std::string value, key, entry_value;
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      rows++;
-      value.assign(it->value().data(), it->value().size());
-      if (decode_row(table, value, table->record[0]) != 0) {
-        missing++;
-        continue;
-      }
-      if (table->vfield != nullptr) table->update_virtual_fields(this, VCOL_UPDATE_INDEXED);
-      std::string pk(it->key().data(), it->key().size());
-      for (uint i = 0; i < table->s->keys; i++) {
-        if (is_primary(i)) continue;
-        encode_index_entry(i, table->record[0], pk, &key, &entry_value);
-        std::string found;
-        if (!base_db()->Get(ro, index_cf(i), key, &found).ok()) missing++;
-      }
-    }
-    if (!it->status().ok()) result = HA_ADMIN_CORRUPT;
-  }
-  for (uint i = 0; i < table->s->keys && result == HA_ADMIN_OK; i++) {
-    if (is_primary(i)) continue;
-    auto it = base_db()->NewIterator(ro, index_cf(i));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) entries[i]++;
-    if (!it->status().ok()) result = HA_ADMIN_CORRUPT;
-    if (entries[i] != rows) {
-      sql_print_error("TidesDB: CHECK TABLE %s: index %s has %llu entries for %llu rows",
-                      share_->name.c_str(), table->key_info[i].name.str,
-                      static_cast<unsigned long long>(entries[i]), static_cast<unsigned long long>(rows));
-      result = HA_ADMIN_CORRUPT;
-    }
-  }
-  base_db()->ReleaseSnapshot(snapshot);
-  if (missing != 0) {
-    sql_print_error("TidesDB: CHECK TABLE %s: %llu index entries or rows are missing or unreadable",
-                    share_->name.c_str(), static_cast<unsigned long long>(missing));
-    result = HA_ADMIN_CORRUPT;
-  }
-  return result;
 }
 
 // --- locking ---------------------------------------------------------------------------------

@@ -62,6 +62,7 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   int analyze(THD* thd, HA_CHECK_OPT* check_opt) override;
   int optimize(THD* thd, HA_CHECK_OPT* check_opt) override;
   int check(THD* thd, HA_CHECK_OPT* check_opt) override;
+  int repair(THD* thd, HA_CHECK_OPT* check_opt) override;
 
   // --- locking and statements (ha_tidesdb.cc)
   uint lock_count() const override { return 0; }  // no THR_LOCK: row locks and MVCC

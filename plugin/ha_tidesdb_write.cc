@@ -181,7 +181,8 @@ int ha_tidesdb::write_row(const uchar* buf) {
   }
   encode_row(table, buf, share_->def.schema_version, &value_buf_);
   tidesdb::Status s = t->Put(data_cf(), pk, value_buf_);
-  for (uint i = 0; i < table->s->keys && s.ok(); i++) {
+  const bool skip_indexes = debug_skip_index_writes(thd);
+  for (uint i = 0; i < table->s->keys && s.ok() && !skip_indexes; i++) {
     if (is_primary(i)) continue;
     s = t->Put(index_cf(i), new_keys_[i], new_values_[i]);
   }
@@ -265,7 +266,8 @@ int ha_tidesdb::delete_row(const uchar* buf) {
   int error = check_row_unchanged(pk);
   if (error != 0) return error;
   tidesdb::Status s = t->Delete(data_cf(), pk);
-  for (uint i = 0; i < table->s->keys && s.ok(); i++) {
+  const bool skip_indexes = debug_skip_index_writes(ha_thd());
+  for (uint i = 0; i < table->s->keys && s.ok() && !skip_indexes; i++) {
     if (is_primary(i)) continue;
     encode_index_entry(i, buf, pk, &key_buf_, &value_buf_);
     s = t->Delete(index_cf(i), key_buf_);

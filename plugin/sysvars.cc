@@ -155,6 +155,11 @@ MYSQL_THDVAR_BOOL(skip_unique_check, kDynamicBool,
                   "data known to be unique)",
                   nullptr, nullptr, false);
 
+MYSQL_THDVAR_BOOL(debug_skip_index_writes, kDynamicBool,
+                  "Tests only: INSERT and DELETE in this session leave the secondary indexes alone, so "
+                  "that CHECK TABLE and REPAIR TABLE can be tested on indexes that disagree with their table",
+                  nullptr, nullptr, false);
+
 MYSQL_THDVAR_BOOL(pessimistic_locking, kDynamicBool,
                   "Transactions of this session lock rows as they write them (row-lock manager, lock "
                   "waits) instead of validating optimistically at commit",
@@ -190,12 +195,15 @@ st_mysql_sys_var* system_variables[] = {
     MYSQL_SYSVAR(use_btree),
     MYSQL_SYSVAR(debug_crash_point),
     MYSQL_SYSVAR(skip_unique_check),
+    MYSQL_SYSVAR(debug_skip_index_writes),
     MYSQL_SYSVAR(pessimistic_locking),
     MYSQL_SYSVAR(lock_wait_timeout),
     nullptr,
 };
 
 bool skip_unique_check(THD* thd) { return THDVAR(thd, skip_unique_check); }
+
+bool debug_skip_index_writes(THD* thd) { return THDVAR(thd, debug_skip_index_writes); }
 
 bool pessimistic_locking(THD* thd) { return THDVAR(thd, pessimistic_locking); }
 

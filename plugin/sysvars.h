@@ -71,6 +71,8 @@ extern st_mysql_sys_var* system_variables[];
 
 // Session variables; a null thd reads the global value.
 bool skip_unique_check(THD* thd);
+// Tests only (tidesdb_debug_skip_index_writes): writes skip the secondary indexes.
+bool debug_skip_index_writes(THD* thd);
 bool pessimistic_locking(THD* thd);
 // Seconds a row-lock wait may last before ER_LOCK_WAIT_TIMEOUT (tidesdb_lock_wait_timeout).
 unsigned long lock_wait_timeout_seconds(THD* thd);

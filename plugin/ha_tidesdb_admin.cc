@@ -1,0 +1,222 @@
+// Maintenance statements: ANALYZE (row count and rec_per_key, persisted), OPTIMIZE
+// (flush + compact the table's column families), CHECK (each index agrees with the rows)
+// and REPAIR (rebuilds the secondary indexes from the rows).
+#include "ha_tidesdb.h"
+
+#include <mysqld_error.h>
+#include <sql_class.h>
+
+#include "dictionary.h"
+#include "engine.h"
+#include "row_codec.h"
+
+namespace tidesql {
+
+int ha_tidesdb::analyze(THD* thd, HA_CHECK_OPT* check_opt) {
+  TableStats st;
+  tidesdb::ReadOptions ro;
+  ro.fill_cache = false;
+  {
+    auto it = base_db()->NewIterator(ro, data_cf());
+    for (it->SeekToFirst(); it->Valid(); it->Next()) st.rows++;
+    if (!it->status().ok()) return HA_ADMIN_FAILED;
+  }
+  st.rec_per_key.resize(table->s->keys);
+  for (uint i = 0; i < table->s->keys; i++) {
+    const KeyCodec& codec = codecs_[i];
+    uint parts = codec.parts();
+    std::vector<uint64_t> distinct(parts, 0);
+    std::vector<std::string> previous(parts);
+    uint64_t entries = 0;
+    auto it = base_db()->NewIterator(ro, index_cf(i));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      std::string_view key(it->key().data(), it->key().size());
+      entries++;
+      for (uint j = 0; j < parts; j++) {
+        bool any_null;
+        size_t n = codec.parts_length(key, j + 1, &any_null);
+        std::string_view prefix = key.substr(0, n);
+        if (entries == 1 || prefix != previous[j]) {
+          distinct[j]++;
+          previous[j].assign(prefix);
+        }
+      }
+    }
+    if (!it->status().ok()) return HA_ADMIN_FAILED;
+    st.rec_per_key[i].resize(table->key_info[i].ext_key_parts, 1);
+    for (uint j = 0; j < parts; j++)
+      st.rec_per_key[i][j] = distinct[j] ? (entries + distinct[j] - 1) / distinct[j] : 1;
+  }
+  tidesdb::Status s = dictionary_save_stats(share_->def.table_id, st);
+  if (!s.ok()) return HA_ADMIN_FAILED;
+  {
+    std::lock_guard<std::mutex> guard(share_->mutex);
+    share_->stats = st;
+    share_->stats_loaded = true;
+  }
+  info(HA_STATUS_CONST);
+  return HA_ADMIN_OK;
+}
+
+int ha_tidesdb::optimize(THD* thd, HA_CHECK_OPT* check_opt) {
+  for (tidesdb::ColumnFamilyHandle* cf : share_->cfs) {
+    tidesdb::Status s = base_db()->CompactRange(cf, nullptr);
+    if (!s.ok()) {
+      ha_error_from_status(s, "OPTIMIZE TABLE");
+      return HA_ADMIN_FAILED;
+    }
+  }
+  return HA_ADMIN_OK;
+}
+
+int ha_tidesdb::check(THD* thd, HA_CHECK_OPT* check_opt) {
+  // Every index must hold exactly one entry per row, and each entry the row's key.
+  tidesdb::ReadOptions ro;
+  ro.fill_cache = false;
+  const tidesdb::Snapshot* snapshot = base_db()->GetSnapshot();
+  ro.snapshot = snapshot;
+  uint64_t rows = 0, missing = 0;
+  std::vector<uint64_t> entries(table->s->keys, 0);
+  int result = HA_ADMIN_OK;
+  {
+    auto it = base_db()->NewIterator(ro, data_cf());
+    std::string value, key, entry_value;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      rows++;
+      value.assign(it->value().data(), it->value().size());
+      if (decode_row(table, value, table->record[0]) != 0) {
+        missing++;
+        continue;
+      }
+      if (table->vfield != nullptr) table->update_virtual_fields(this, VCOL_UPDATE_INDEXED);
+      std::string pk(it->key().data(), it->key().size());
+      for (uint i = 0; i < table->s->keys; i++) {
+        if (is_primary(i)) continue;
+        encode_index_entry(i, table->record[0], pk, &key, &entry_value);
+        std::string found;
+        if (!base_db()->Get(ro, index_cf(i), key, &found).ok()) missing++;
+      }
+    }
+    if (!it->status().ok()) result = HA_ADMIN_CORRUPT;
+  }
+  for (uint i = 0; i < table->s->keys && result == HA_ADMIN_OK; i++) {
+    if (is_primary(i)) continue;
+    auto it = base_db()->NewIterator(ro, index_cf(i));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) entries[i]++;
+    if (!it->status().ok()) result = HA_ADMIN_CORRUPT;
+    if (entries[i] != rows) {
+      sql_print_error("TidesDB: CHECK TABLE %s: index %s has %llu entries for %llu rows",
+                      share_->name.c_str(), table->key_info[i].name.str,
+                      static_cast<unsigned long long>(entries[i]), static_cast<unsigned long long>(rows));
+      result = HA_ADMIN_CORRUPT;
+    }
+  }
+  base_db()->ReleaseSnapshot(snapshot);
+  if (missing != 0) {
+    sql_print_error("TidesDB: CHECK TABLE %s: %llu index entries or rows are missing or unreadable",
+                    share_->name.c_str(), static_cast<unsigned long long>(missing));
+    result = HA_ADMIN_CORRUPT;
+  }
+  return result;
+}
+
+namespace {
+// REPAIR commits its index changes in batches of about this many bytes (the server holds
+// the table against writers meanwhile, so no batch can conflict with anyone).
+constexpr size_t kRepairBatchBytes = 4 << 20;
+}  // namespace
+
+// Two idempotent passes over a consistent view: (1) every row's entry in each secondary
+// index is written where it is missing or differs; (2) every entry that no row produces
+// (no row for its primary key, or the row's entry has another key) is deleted. Each batch
+// is its own commit, so a REPAIR killed in the middle leaves no index worse than it was,
+// and running it again finishes the job. Rows that cannot be decoded cannot be repaired
+// from: REPAIR then reports the table corrupt and changes nothing.
+int ha_tidesdb::repair(THD* thd, HA_CHECK_OPT* check_opt) {
+  tidesdb::WriteBatch batch;
+  uint64_t written = 0, removed = 0;
+  auto flush = [&]() -> tidesdb::Status {
+    if (batch.Count() == 0) return tidesdb::Status::OK();
+    tidesdb::Status s = transaction_db()->Write(tidesdb::WriteOptions(), &batch);
+    batch.Clear();
+    return s;
+  };
+  auto fail = [&](const tidesdb::Status& s) {
+    ha_error_from_status(s, "REPAIR TABLE", thd);
+    return HA_ADMIN_FAILED;
+  };
+  tidesdb::ReadOptions ro;
+  ro.fill_cache = false;
+  std::string key, value, found, pk, row;
+  {
+    auto it = base_db()->NewIterator(ro, data_cf());
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      row.assign(it->value().data(), it->value().size());
+      if (decode_row(table, row, table->record[0]) != 0) {
+        sql_print_error("TidesDB: REPAIR TABLE %s: a row cannot be decoded; the indexes were not rebuilt",
+                        share_->name.c_str());
+        return HA_ADMIN_CORRUPT;
+      }
+      if (table->vfield != nullptr) table->update_virtual_fields(this, VCOL_UPDATE_INDEXED);
+      pk.assign(it->key().data(), it->key().size());
+      for (uint i = 0; i < table->s->keys; i++) {
+        if (is_primary(i)) continue;
+        encode_index_entry(i, table->record[0], pk, &key, &value);
+        tidesdb::Status s = base_db()->Get(ro, index_cf(i), key, &found);
+        if (s.ok() && found == value) continue;
+        if (!s.ok() && !s.IsNotFound()) return fail(s);
+        batch.Put(index_cf(i), key, value);
+        written++;
+      }
+      if (batch.ApproximateSize() >= kRepairBatchBytes) {
+        tidesdb::Status s = flush();
+        if (!s.ok()) return fail(s);
+      }
+      if (thd_killed(thd)) return HA_ADMIN_FAILED;
+    }
+    if (!it->status().ok()) return fail(it->status());
+  }
+  tidesdb::Status s = flush();
+  if (!s.ok()) return fail(s);
+
+  // Pass 2 reads what pass 1 wrote.
+  for (uint i = 0; i < table->s->keys; i++) {
+    if (is_primary(i)) continue;
+    auto it = base_db()->NewIterator(ro, index_cf(i));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      std::string_view entry_key(it->key().data(), it->key().size());
+      std::string_view entry_value(it->value().data(), it->value().size());
+      std::string_view packed;
+      bool produced = false;
+      if (entry_primary_key(i, entry_key, entry_value, &pk, &packed)) {
+        s = base_db()->Get(ro, data_cf(), pk, &row);
+        if (!s.ok() && !s.IsNotFound()) return fail(s);
+        if (s.ok() && decode_row(table, row, table->record[0]) == 0) {
+          if (table->vfield != nullptr) table->update_virtual_fields(this, VCOL_UPDATE_INDEXED);
+          encode_index_entry(i, table->record[0], pk, &key, &value);
+          produced = key == entry_key;
+        }
+      }
+      if (!produced) {
+        batch.Delete(index_cf(i), it->key());
+        removed++;
+      }
+      if (batch.ApproximateSize() >= kRepairBatchBytes) {
+        s = flush();
+        if (!s.ok()) return fail(s);
+      }
+      if (thd_killed(thd)) return HA_ADMIN_FAILED;
+    }
+    if (!it->status().ok()) return fail(it->status());
+  }
+  s = flush();
+  if (!s.ok()) return fail(s);
+  if (written != 0 || removed != 0) {
+    sql_print_information("TidesDB: REPAIR TABLE %s: %llu index entries written, %llu removed",
+                          share_->name.c_str(), static_cast<unsigned long long>(written),
+                          static_cast<unsigned long long>(removed));
+  }
+  return HA_ADMIN_OK;
+}
+
+}  // namespace tidesql
