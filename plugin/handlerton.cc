@@ -30,7 +30,8 @@ int init(void* p) {
   auto* hton = static_cast<handlerton*>(p);
   if (!open_engine()) return 1;
   hton->create = create_handler;
-  hton->flags = 0;
+  // Secondary entries end with the primary key, so the optimizer may search them by it too.
+  hton->flags = HTON_SUPPORTS_EXTENDED_KEYS;
   hton->drop_database = drop_database;
   hton->show_status = show_engine_status;
   install_transaction_hooks(hton);

@@ -47,53 +47,78 @@ std::string prefix_successor(std::string_view prefix) {
   return s;
 }
 
+KeyCodec::Part KeyCodec::describe_part(TABLE* table, const KEY_PART_INFO& kp) {
+  Part part{};
+  // key_part->field is the TABLE's own field (share fields are not bound to rows).
+  part.field = table->field[kp.fieldnr - 1];
+  part.nullable = part.field->real_maybe_null();
+  part.desc = (kp.key_part_flag & HA_REVERSE_SORT) != 0;
+  part.field_offset = part.field->offset(table->record[0]);
+  part.full_length = part.field->key_length() == kp.length && !dynamic_cast<Field_blob*>(part.field);
+  Field* f = part.field;
+  CHARSET_INFO* cs = f->charset();
+  bool is_string =
+      dynamic_cast<Field_varstring*>(f) || dynamic_cast<Field_blob*>(f) || dynamic_cast<Field_string*>(f);
+  switch (f->real_type()) {
+    case MYSQL_TYPE_TINY:
+    case MYSQL_TYPE_SHORT:
+    case MYSQL_TYPE_INT24:
+    case MYSQL_TYPE_LONG:
+    case MYSQL_TYPE_LONGLONG:
+    case MYSQL_TYPE_YEAR:
+      part.kind = Kind::kInt;
+      part.image_length = f->pack_length();
+      break;
+    default:
+      if (is_string && cs == &my_charset_bin) {
+        part.kind = dynamic_cast<Field_string*>(f) ? Kind::kBinaryFixed : Kind::kBinaryVar;
+        part.prefix_chars = kp.length;
+        part.image_length = kp.length;
+      } else if (is_string) {
+        part.kind = Kind::kText;
+        part.prefix_chars = kp.length / cs->mbmaxlen;
+        part.image_length = static_cast<uint>(cs->strnxfrmlen(kp.length));
+      } else {
+        part.kind = Kind::kSortImage;
+        part.image_length = f->sort_length();
+      }
+      break;
+  }
+  // Prefix parts are packed too (their prefix): the server compares a covering read's
+  // key columns with the range bounds, prefix parts included.
+  part.packed = part.kind != Kind::kInt;
+  return part;
+}
+
 void KeyCodec::init(TABLE* table, uint key_nr) {
   table_ = table;
   key_ = &table->key_info[key_nr];
   unique_ = (key_->flags & HA_NOSAME) != 0 && key_->algorithm != HA_KEY_ALG_LONG_HASH;
   parts_.clear();
-  for (uint i = 0; i < key_->user_defined_key_parts; i++) {
-    const KEY_PART_INFO& kp = key_->key_part[i];
-    Part part{};
-    // key_part->field is the TABLE's own field (share fields are not bound to rows).
-    part.field = table->field[kp.fieldnr - 1];
-    part.nullable = part.field->real_maybe_null();
-    part.desc = (kp.key_part_flag & HA_REVERSE_SORT) != 0;
-    part.field_offset = part.field->offset(table->record[0]);
-    part.full_length = part.field->key_length() == kp.length && !dynamic_cast<Field_blob*>(part.field);
-    Field* f = part.field;
-    CHARSET_INFO* cs = f->charset();
-    bool is_string =
-        dynamic_cast<Field_varstring*>(f) || dynamic_cast<Field_blob*>(f) || dynamic_cast<Field_string*>(f);
-    switch (f->real_type()) {
-      case MYSQL_TYPE_TINY:
-      case MYSQL_TYPE_SHORT:
-      case MYSQL_TYPE_INT24:
-      case MYSQL_TYPE_LONG:
-      case MYSQL_TYPE_LONGLONG:
-      case MYSQL_TYPE_YEAR:
-        part.kind = Kind::kInt;
-        part.image_length = f->pack_length();
-        break;
-      default:
-        if (is_string && cs == &my_charset_bin) {
-          part.kind = dynamic_cast<Field_string*>(f) ? Kind::kBinaryFixed : Kind::kBinaryVar;
-          part.prefix_chars = kp.length;
-          part.image_length = kp.length;
-        } else if (is_string) {
-          part.kind = Kind::kText;
-          part.prefix_chars = kp.length / cs->mbmaxlen;
-          part.image_length = static_cast<uint>(cs->strnxfrmlen(kp.length));
-        } else {
-          part.kind = Kind::kSortImage;
-          part.image_length = f->sort_length();
-        }
-        break;
+  for (uint i = 0; i < key_->user_defined_key_parts; i++)
+    parts_.push_back(describe_part(table, key_->key_part[i]));
+  // Extended keys (HTON_SUPPORTS_EXTENDED_KEYS): the server appends to a non-unique
+  // secondary key the primary key's parts it does not already hold, and may search by
+  // them. The entry itself ends with the whole primary key, so a search key is made of
+  // the key's parts and then as many of the primary key's parts, in the primary key's
+  // order, as the given parts provide values for.
+  ext_parts_.clear();
+  pk_parts_.clear();
+  const uint pk = table->s->primary_key;
+  if (pk == MAX_KEY || pk == key_nr || key_->ext_key_parts <= key_->user_defined_key_parts) return;
+  for (uint i = key_->user_defined_key_parts; i < key_->ext_key_parts; i++)
+    ext_parts_.push_back(describe_part(table, key_->key_part[i]));
+  const KEY& pk_key = table->key_info[pk];
+  for (uint j = 0; j < pk_key.user_defined_key_parts; j++) {
+    // The server leaves out a primary key part the key already holds; it stops extending
+    // at a prefix part or at the key length limit (then the search stops there too).
+    PkPart p{describe_part(table, pk_key.key_part[j]), kUnavailable};
+    for (uint i = 0; i < key_->ext_key_parts; i++) {
+      if (key_->key_part[i].fieldnr != pk_key.key_part[j].fieldnr) continue;
+      p.ext_index = i < key_->user_defined_key_parts ? kInKey : i - key_->user_defined_key_parts;
+      break;
     }
-    // Prefix parts are packed too (their prefix): the server compares a covering read's
-    // key columns with the range bounds, prefix parts included.
-    part.packed = part.kind != Kind::kInt;
-    parts_.push_back(part);
+    pk_parts_.push_back(p);
   }
 }
 
@@ -175,13 +200,23 @@ bool KeyCodec::append_parts(const uchar* record, uint parts, std::string* out) c
 
 uint KeyCodec::append_key_image(const uchar* key, uint length, uchar* record, std::string* out) const {
   uint parts = 0, used = 0;
-  while (parts < parts_.size() && used < length) {
+  while (parts < parts_.size() + ext_parts_.size() && used < length) {
     used += key_->key_part[parts].store_length;
     parts++;
   }
   if (parts == 0) return 0;
   restore_key_image(key, parts, record);
   append_parts(record, parts, out);
+  if (parts > parts_.size()) {
+    // Extended parts given: the primary key follows in its own order, up to the first of
+    // its parts with no value given (one the key holds always has one).
+    const uint ext_given = parts - static_cast<uint>(parts_.size());
+    bool any_null = false;
+    for (const PkPart& p : pk_parts_) {
+      if (p.ext_index == kUnavailable || (p.ext_index != kInKey && p.ext_index >= ext_given)) break;
+      append_part(p.part, record, out, &any_null);
+    }
+  }
   return parts;
 }
 
@@ -191,7 +226,7 @@ void KeyCodec::restore_key_image(const uchar* key, uint parts, uchar* record) co
   const uchar* p = key;
   for (uint i = 0; i < parts; i++) {
     const KEY_PART_INFO& kp = key_->key_part[i];
-    const Part& part = parts_[i];
+    const Part& part = i < parts_.size() ? parts_[i] : ext_parts_[i - parts_.size()];
     Field* f = part.field;
     const uchar* next = p + kp.store_length;
     bool is_null = false;

@@ -38,7 +38,8 @@ class KeyCodec {
   // of this table). Returns true if any of those parts is NULL.
   bool append_parts(const uchar* record, uint parts, std::string* out) const;
   // Appends the images of the parts present in a server key image (key_copy() layout) with
-  // `length` bytes; `record` is scratch row space of the table. Returns the parts encoded.
+  // `length` bytes; `record` is scratch row space of the table. Returns the parts encoded,
+  // extended parts (the primary key's, after a secondary key's own) included.
   uint append_key_image(const uchar* key, uint length, uchar* record, std::string* out) const;
 
   // Length of the first `parts` part images at the front of `encoded`; 0 if malformed.
@@ -83,6 +84,15 @@ class KeyCodec {
     uint field_offset;  // offset of the column in a row buffer
   };
 
+  // A primary key part, for searches by extended keys: where its value comes from.
+  static constexpr uint kInKey = ~0u;            // a part of the key itself
+  static constexpr uint kUnavailable = ~0u - 1;  // neither: never searched by
+  struct PkPart {
+    Part part;
+    uint ext_index;  // its position among the extended parts, kInKey or kUnavailable
+  };
+
+  static Part describe_part(TABLE* table, const KEY_PART_INFO& kp);
   void append_part(const Part& part, const uchar* record, std::string* out, bool* is_null) const;
   // Writes the first `parts` parts of a key image into `record`'s columns.
   void restore_key_image(const uchar* key, uint parts, uchar* record) const;
@@ -91,6 +101,8 @@ class KeyCodec {
   const KEY* key_ = nullptr;
   bool unique_ = false;
   std::vector<Part> parts_;
+  std::vector<Part> ext_parts_;   // the extended parts (key_part[user_defined_key_parts ..])
+  std::vector<PkPart> pk_parts_;  // with extended parts: the primary key's parts, in order
 };
 
 // The 8-byte key of a row of a table without a primary key.
