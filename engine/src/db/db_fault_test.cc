@@ -250,7 +250,9 @@ TEST_F(FaultTest, DiskFullIsNoSpaceAndLosesNothing) {
 
 // Flushes fail (no space for SSTables, or a manifest that cannot be written) while the WAL
 // still works: writes go on into the memtable queue, then fail with the flush's error
-// instead of waiting forever; the failed flush is retried, and nothing is lost.
+// instead of waiting forever; the failed flush is retried, and nothing is lost. A failed
+// manifest write stops writes at once (its edit may take effect at the next open; see
+// FailedManifestSyncOfAFlushOrCompactionKeepsItsOutputs) until a new manifest is written.
 TEST_F(FaultTest, FailingFlushBacksUpThenReportsAndRecovers) {
   struct Case {
     const char* name;
@@ -289,12 +291,13 @@ TEST_F(FaultTest, FailingFlushBacksUpThenReportsAndRecovers) {
     EXPECT_FALSE(s.ok()) << "writes never stopped while every flush failed";
     if (c.no_space) {
       EXPECT_TRUE(s.IsNoSpace()) << s.ToString();
+      // The queue of memtables filled before writes failed: well over two write buffers'
+      // worth of batches (~1.4 KiB each) were accepted.
+      EXPECT_GT(written, 100) << s.ToString();
     } else {
       EXPECT_TRUE(s.IsIOError()) << s.ToString();
+      EXPECT_GT(written, 40) << "a write buffer filled and its flush started";
     }
-    // The queue of memtables filled before writes failed: well over two write buffers'
-    // worth of batches (~1.4 KiB each) were accepted.
-    EXPECT_GT(written, 100) << s.ToString();
     EXPECT_GT(injected.load(), 0);
     EXPECT_TRUE(Logged(LogLevel::kError, "flush failed (retrying in 200 ms): ")) << "the failure is reported";
     CheckAll();  // everything acknowledged is readable from the memtables
@@ -335,6 +338,91 @@ TEST_F(FaultTest, WalRotationFailureIsRetried) {
   PowerLoss();
   Open();
   CheckAll();
+}
+
+// A manifest edit whose fsync failed may still be in force at the next open: its bytes
+// were written, and closing the manifest keeps them. A failed drop must therefore not
+// leave a column family that takes writes a replayed drop would discard. Writes are
+// refused (saying why) until a new manifest is durable; then they go on, and after a
+// reopen every acknowledged write is there.
+TEST_F(FaultTest, FailedManifestSyncOfADropLosesNoAcknowledgedWrite) {
+  options_.sync_mode = SyncMode::kNone;
+  Open();
+  ColumnFamilyHandle* x = nullptr;
+  ASSERT_TRUE(db_->CreateColumnFamily(ColumnFamilyOptions(), "x", &x).ok());
+  std::set<int> acked_rows, refused_rows;
+  auto put = [&](int i) {
+    Status s = db_->Put(WriteOptions(), x, "row" + std::to_string(i), "value" + std::to_string(i));
+    (s.ok() ? acked_rows : refused_rows).insert(i);
+    return s;
+  };
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(put(i).ok());
+  fault_.SetFailSyncOf("MANIFEST-");
+  Status s = db_->DropColumnFamily(x);
+  EXPECT_TRUE(s.IsIOError()) << s.ToString();
+  s = put(5);
+  EXPECT_TRUE(s.IsIOError()) << "a write while the drop's outcome is unknown: " << s.ToString();
+  EXPECT_NE(s.message().find("manifest write failed"), std::string::npos) << s.ToString();
+  EXPECT_TRUE(WriteNext().IsIOError()) << "other column families refuse writes too";
+  fault_.SetFailSyncOf("");
+  for (int i = 6; i < 16; ++i) {
+    s = put(i);
+    EXPECT_TRUE(s.ok()) << "a new manifest can be written, so writes go on: " << s.ToString();
+  }
+  WriteOk(5);
+  db_.reset();
+  Open();
+  ColumnFamilyHandle* reopened = db_->GetColumnFamily("x");
+  ASSERT_NE(reopened, nullptr) << "writes to x were acknowledged after the failed drop";
+  for (int i : acked_rows) {
+    std::string v;
+    s = db_->Get(ReadOptions(), reopened, "row" + std::to_string(i), &v);
+    EXPECT_TRUE(s.ok()) << "acknowledged row " << i << ": " << s.ToString();
+    EXPECT_EQ(v, "value" + std::to_string(i));
+  }
+  for (int i : refused_rows) {
+    std::string v;
+    EXPECT_TRUE(db_->Get(ReadOptions(), reopened, "row" + std::to_string(i), &v).IsNotFound()) << i;
+  }
+  CheckFailedAbsent(CheckAll(), failed_);
+}
+
+// The manifest sync of a flush or a compaction fails and stays failing until the database
+// is closed, cleanly or by a power loss. The edit may be in force at the next open, so its
+// output files must still be there: the database opens and holds every acknowledged write.
+TEST_F(FaultTest, FailedManifestSyncOfAFlushOrCompactionKeepsItsOutputs) {
+  for (const char* op : {"flush", "compaction"}) {
+    for (bool power_loss : {false, true}) {
+      SCOPED_TRACE(std::string(op) + (power_loss ? ", power loss" : ", clean close"));
+      Open();
+      for (int i = 0; i < 3; ++i) {
+        WriteOk(20);
+        if (std::string(op) == "compaction") {
+          ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+        }
+      }
+      fault_.SetFailSyncOf("MANIFEST-");
+      Status s = std::string(op) == "flush" ? db_->Flush(FlushOptions(), nullptr)
+                                            : db_->CompactRange(nullptr, nullptr);
+      EXPECT_TRUE(s.IsIOError()) << s.ToString();
+      s = WriteNext();
+      EXPECT_TRUE(s.IsIOError()) << s.ToString();
+      EXPECT_NE(s.message().find("manifest write failed"), std::string::npos) << s.ToString();
+      EXPECT_TRUE(Logged(LogLevel::kError, "IOError: manifest write failed"));
+      if (power_loss) {
+        PowerLoss();
+      } else {
+        db_.reset();
+      }
+      fault_.SetFailSyncOf("");
+      Open();
+      CheckFailedAbsent(CheckAll(), failed_);
+      WriteOk(10);
+      ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+      CheckAll();
+      db_.reset();
+    }
+  }
 }
 
 // Every operation of an open fails in turn: Open returns the error (never crashes or

@@ -584,6 +584,11 @@ Status DBImpl::WriteSnapshotManifest() {
     return s;
   }
   if (edit.wal_number()) logged_wal_number_ = *edit.wal_number();
+  // The manifest in force now holds exactly the in-memory state: an edit that failed
+  // earlier is settled as never applied, and the files kept for it may go.
+  if (!manifest_error_.ok()) Log(LogLevel::kInfo, "manifest rewritten; writes accepted again");
+  manifest_error_ = Status::OK();
+  unresolved_files_.clear();
   uint64_t old = manifest_number_;
   if (manifest_) manifest_->Close();
   manifest_ = std::move(writer);
@@ -593,7 +598,8 @@ Status DBImpl::WriteSnapshotManifest() {
   return Status::OK();
 }
 
-Status DBImpl::LogAndApply(VersionEdit* edit) {
+Status DBImpl::LogAndApply(VersionEdit* edit, bool* outcome_unknown) {
+  if (outcome_unknown != nullptr) *outcome_unknown = false;
   Status s;
   if (!manifest_ || !manifest_->status().ok() || manifest_size_ > kMaxManifestBytes) {
     s = WriteSnapshotManifest();
@@ -605,14 +611,30 @@ Status DBImpl::LogAndApply(VersionEdit* edit) {
   s = manifest_->AddRecord(kManifestEditRecord, record);
   if (s.ok()) s = manifest_->Sync();
   if (!s.ok()) {
-    // The manifest may now end in a partial record; the next edit starts a new one.
+    // The manifest may now end in a partial record, or in the whole edit (a failed fsync
+    // follows a successful write, and closing writes out what was buffered). Either may be
+    // what the next open reads: the next edit starts a new manifest, and until one is
+    // durable nothing may depend on the edit having failed.
     manifest_->Close();
     manifest_.reset();
+    if (outcome_unknown != nullptr) *outcome_unknown = true;
+    manifest_error_ = Status::IOError(
+        "manifest write failed, so a change may or may not take effect at the next open; writes are refused "
+        "until a new manifest is written (or the database is reopened)",
+        s.ToString());
+    Log(LogLevel::kError, "%s", manifest_error_.ToString().c_str());
     return s;
   }
   manifest_size_ = manifest_->size();
   if (edit->wal_number()) logged_wal_number_ = std::max(logged_wal_number_, *edit->wal_number());
   return Status::OK();
+}
+
+Status DBImpl::ResolveManifestErrorLocked() {
+  if (manifest_error_.ok()) return Status::OK();
+  const Status error = manifest_error_;
+  Status s = WriteSnapshotManifest();  // clears manifest_error_ when durable
+  return s.ok() ? Status::OK() : error;
 }
 
 // ------------------------------------------------------------------------- file lifetime

@@ -138,7 +138,14 @@ class DBImpl final : public DB {
   void BuildSnapshotEditLocked(VersionEdit* edit) const;
   Status WriteManifestFile(const std::string& dir, uint64_t number, const VersionEdit& edit,
                            std::unique_ptr<LogWriter>* out);
-  Status LogAndApply(VersionEdit* edit);  // appends to the manifest and syncs; mutex_ held
+  // Appends edit to the manifest and syncs it; mutex_ held. When the append or the sync
+  // fails, the edit may still take effect at the next open (its bytes may be in the file
+  // CURRENT names): *outcome_unknown is then set, manifest_error_ refuses writes, and the
+  // caller must keep every file the edit adds (in unresolved_files_), never delete it.
+  Status LogAndApply(VersionEdit* edit, bool* outcome_unknown = nullptr);
+  // Writes refuse while an edit's outcome is unknown; this tries to settle it by writing a
+  // snapshot manifest (the in-memory state, which never applied the edit). mutex_ held.
+  Status ResolveManifestErrorLocked();
   Status NewWal();                        // opens a new WAL file; write_mu_ leader or open
   Status RelogRecoveredPreparedLocked();  // recovery: prepare records into the new WAL
   ColumnFamilyData* CreateCfdLocked(uint32_t id, const std::string& name, const ColumnFamilyOptions& options);
@@ -231,8 +238,14 @@ class DBImpl final : public DB {
   std::multiset<SequenceNumber> snapshots_;
   // Set under mutex_; atomic because compaction also polls it without the mutex.
   std::atomic<bool> shutting_down_{false};
-  Status bg_error_;                  // last flush failure; cleared by a successful flush
-  Status wal_error_;                 // a failed WAL sync: writes refuse until reopen (data state unknown)
+  Status bg_error_;   // last flush failure; cleared by a successful flush
+  Status wal_error_;  // a failed WAL sync: writes refuse until reopen (data state unknown)
+  // A manifest edit failed to append or sync, so whether it is in force at the next open
+  // is unknown. Cleared by the next durable snapshot manifest, which also releases
+  // unresolved_files_ (the outputs of such edits; kept so that a reopen honouring the
+  // edit finds them).
+  Status manifest_error_;
+  std::vector<std::shared_ptr<const Version>> unresolved_files_;
   bool wal_rotate_pending_ = false;  // a WAL append failed: the next commit starts a new WAL
   // The oldest WAL the manifest on disk still needs. WALs are deleted only below it (and
   // below MinLiveWalNumberLocked()), so the WAL it names always exists.
