@@ -49,6 +49,9 @@ enum WalRecordType : uint8_t {
   kWalPrepare = 2,           // xid + WriteBatch: durable, not applied until committed
   kWalCommitPrepared = 3,    // xid + fixed64 first sequence + WriteBatch (the batch again)
   kWalRollbackPrepared = 4,  // xid
+  // fixed64 first + fixed64 last: sequences taken by writes that skipped the WAL
+  // (WriteOptions::disable_wal), logged before the next record so that replay sees no gap.
+  kWalUnloggedSequences = 5,
 };
 
 // Files whose last reference (a Version) went away; deleted by the DB between operations.
@@ -133,7 +136,14 @@ class DBImpl final : public DB {
   // Replays the WALs among `children` (the directory's names) from min_wal_number on.
   Status ReplayWals(std::unique_lock<std::mutex>& lock, const std::vector<std::string>& children,
                     uint64_t min_wal_number);
-  Status ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bool is_last);
+  // Replay's check that no record is missing: sequences run on from record to record and
+  // from WAL to WAL. The first record may start at or before the sequence after the
+  // manifest's last (its first entries may be in SSTables), never after it.
+  struct SequenceCursor {
+    SequenceNumber next = 0;  // the sequence the next record must start at (or, before the
+    bool started = false;     // first record, the latest it may start at)
+  };
+  Status ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bool is_last, SequenceCursor* cursor);
   Status WriteSnapshotManifest();  // a new manifest holding the whole state, then CURRENT
   void BuildSnapshotEditLocked(VersionEdit* edit) const;
   Status WriteManifestFile(const std::string& dir, uint64_t number, const VersionEdit& edit,
@@ -260,6 +270,9 @@ class DBImpl final : public DB {
   // Sequences: last_sequence_ is assigned by the leader under write_mu_; readers use
   // visible_sequence_, published after a group is in the memtables.
   SequenceNumber last_sequence_ = 0;
+  // Sequences taken by disable_wal groups since the last WAL write ([first, last]; first = 0:
+  // none). The next logged group notes them (kWalUnloggedSequences). Leader only.
+  SequenceNumber unlogged_first_ = 0, unlogged_last_ = 0;
   SequenceNumber replayed_sequence_ = 0;  // recovery: the last sequence replayed from the WAL
   std::atomic<SequenceNumber> visible_sequence_{0};
 

@@ -238,6 +238,12 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
       need_sync |= x->sync == SyncMode::kFull;
     }
     if (next - 1 > kMaxSequence) s = Status::NotSupported("sequence numbers exhausted");
+    std::string unlogged;
+    if (unlogged_first_ != 0 && !w.disable_wal && !written.empty()) {
+      PutFixed64(&unlogged, unlogged_first_);
+      PutFixed64(&unlogged, unlogged_last_);
+      records.insert(records.begin(), LogWriter::Record{kWalUnloggedSequences, unlogged});
+    }
     if (written.empty()) {
       // Every writer failed its validation: nothing to log.
     } else if (s.ok() && !w.disable_wal) {
@@ -252,6 +258,7 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
         s = wal_->AddRecords(records);
         append_failed = !s.ok();
         if (s.ok()) {
+          unlogged_first_ = 0;
           stat_wal_bytes_ += wal_->size() - before;
           wal_dirty_.store(true, std::memory_order_release);
           if (need_sync) {
@@ -316,6 +323,10 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
           x->status = ApplyBatchToMemtables(*x->batch, first_seqs[i]);
           if (x->txn != nullptr) x->txn->last_sequence = first_seqs[i] + x->batch->Count() - 1;
         }
+      }
+      if (w.disable_wal && next > first_seqs.front()) {
+        if (unlogged_first_ == 0) unlogged_first_ = first_seqs.front();
+        unlogged_last_ = next - 1;
       }
       last_sequence_ = next - 1;
       visible_sequence_.store(last_sequence_, std::memory_order_release);
