@@ -7,6 +7,7 @@
 // simulated, so real fsyncs are skipped). The workload is testutil/batch_workload.h.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -31,8 +32,9 @@ using test::EnvOp;
 class FaultTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::make_unique<test::ScratchDir>(
-        std::string("fault_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '_');  // parameterized: "Test/Mode"
+    dir_ = std::make_unique<test::ScratchDir>("fault_" + name);
     options_.env = &inject_;
     options_.sync_mode = SyncMode::kFull;
     options_.unified_memtable_write_buffer_size = 64 << 10;
@@ -180,72 +182,94 @@ TEST_F(FaultTest, FailedIntervalSyncRefusesLaterWrites) {
   CheckAll();
 }
 
+// A failed DB::SyncWAL is a failed fsync like a commit's own: writes refuse until reopen.
+TEST_F(FaultTest, FailedSyncWalRefusesWritesUntilReopen) {
+  options_.sync_mode = SyncMode::kNone;
+  Open();
+  WriteOk(10);
+  fault_.SetFailSync(true);
+  EXPECT_TRUE(db_->SyncWAL().IsIOError());
+  fault_.SetFailSync(false);
+  Status s = WriteNext();
+  EXPECT_TRUE(s.IsIOError()) << s.ToString();
+  EXPECT_NE(s.message().find("reopen"), std::string::npos) << s.ToString();
+  Open();
+  CheckFailedAbsent(CheckAll(), failed_);
+  WriteOk(5);
+  CheckAll();
+}
+
+// The faults below behave the same in every sync mode; with kInterval the syncer runs
+// throughout (every millisecond), also while the write path recovers from the fault.
+class SyncModeFaultTest : public FaultTest, public ::testing::WithParamInterface<SyncMode> {
+ protected:
+  void SetUp() override {
+    FaultTest::SetUp();
+    options_.sync_mode = GetParam();
+    options_.sync_interval_micros = 1000;
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(AllSyncModes, SyncModeFaultTest,
+                         ::testing::Values(SyncMode::kNone, SyncMode::kInterval, SyncMode::kFull),
+                         [](const auto& info) { return std::string(test::SyncModeName(info.param)); });
+
 // A failed append writes nothing: the write fails, the database stays usable, and once
 // appends work again writes succeed without a reopen.
-TEST_F(FaultTest, FailedAppendIsAnErrorAndTheDatabaseStaysUsable) {
-  for (SyncMode mode : {SyncMode::kFull, SyncMode::kNone}) {
-    SCOPED_TRACE(mode == SyncMode::kFull ? "FULL" : "NONE");
-    options_.sync_mode = mode;
-    Open();
-    WriteOk(25);
-    fault_.SetFailAppend(true);
-    std::set<uint64_t> failed;
-    for (int i = 0; i < 3; ++i) {
-      failed.insert(BatchWorkload::MakeId(1, 0, next_n_));
-      Status s = WriteNext();
-      EXPECT_TRUE(s.IsIOError()) << s.ToString();
-    }
-    fault_.SetFailAppend(false);
-    WriteOk(60);  // enough to switch memtables and flush
-    ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
-    WriteOk(10);
-    CheckFailedAbsent(CheckAll(), failed);
-    // Durable as its mode promises: FULL survives a power loss with every ack.
-    if (mode == SyncMode::kFull) {
-      PowerLoss();
-    }
-    Open();
-    CheckFailedAbsent(CheckAll(), failed);
-    db_.reset();
+TEST_P(SyncModeFaultTest, FailedAppendIsAnErrorAndTheDatabaseStaysUsable) {
+  Open();
+  WriteOk(25);
+  fault_.SetFailAppend(true);
+  std::set<uint64_t> failed;
+  for (int i = 0; i < 3; ++i) {
+    failed.insert(BatchWorkload::MakeId(1, 0, next_n_));
+    Status s = WriteNext();
+    EXPECT_TRUE(s.IsIOError()) << s.ToString();
   }
+  fault_.SetFailAppend(false);
+  WriteOk(60);  // enough to switch memtables and flush
+  ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  WriteOk(10);
+  CheckFailedAbsent(CheckAll(), failed);
+  // Durable as its mode promises: FULL survives a power loss with every ack.
+  if (GetParam() == SyncMode::kFull) {
+    PowerLoss();
+  }
+  Open();
+  CheckFailedAbsent(CheckAll(), failed);
 }
 
 // Disk full while writing: NoSpace (not a generic error), reads keep working, nothing
 // acknowledged is lost, and once space is freed writes succeed again without a reopen.
 // Opening while the disk is still full is NoSpace too.
-TEST_F(FaultTest, DiskFullIsNoSpaceAndLosesNothing) {
-  for (SyncMode mode : {SyncMode::kFull, SyncMode::kNone}) {
-    SCOPED_TRACE(mode == SyncMode::kFull ? "FULL" : "NONE");
-    options_.sync_mode = mode;
-    Open();
-    WriteOk(20);
-    fault_.SetNoSpaceAfterBytes(fault_.bytes_appended() + (150 << 10));
-    Status s;
-    int written = 0;
-    while (written < 2000 && (s = WriteNext()).ok()) ++written;
-    ASSERT_TRUE(s.IsNoSpace()) << "after " << written << " writes: " << s.ToString();
-    for (int i = 0; i < 3; ++i) {
-      s = WriteNext();
-      EXPECT_TRUE(s.IsNoSpace()) << s.ToString();
-    }
-    CheckAll();  // reads work on a full disk
-    fault_.ClearNoSpace();
-    WriteEventuallyOk();
-    WriteOk(20);
-    CheckAll();
-
-    // Reopening on a full disk: a clear NoSpace, and the database is intact afterwards.
-    db_.reset();
-    fault_.SetNoSpaceAfterBytes(fault_.bytes_appended());
-    std::unique_ptr<DB> db;
-    s = DB::Open(options_, dir_->path(), &db);
+TEST_P(SyncModeFaultTest, DiskFullIsNoSpaceAndLosesNothing) {
+  Open();
+  WriteOk(20);
+  fault_.SetNoSpaceAfterBytes(fault_.bytes_appended() + (150 << 10));
+  Status s;
+  int written = 0;
+  while (written < 2000 && (s = WriteNext()).ok()) ++written;
+  ASSERT_TRUE(s.IsNoSpace()) << "after " << written << " writes: " << s.ToString();
+  for (int i = 0; i < 3; ++i) {
+    s = WriteNext();
     EXPECT_TRUE(s.IsNoSpace()) << s.ToString();
-    db.reset();
-    fault_.ClearNoSpace();
-    Open();
-    CheckAll();
-    db_.reset();
   }
+  CheckAll();  // reads work on a full disk
+  fault_.ClearNoSpace();
+  WriteEventuallyOk();
+  WriteOk(20);
+  CheckAll();
+
+  // Reopening on a full disk: a clear NoSpace, and the database is intact afterwards.
+  db_.reset();
+  fault_.SetNoSpaceAfterBytes(fault_.bytes_appended());
+  std::unique_ptr<DB> db;
+  s = DB::Open(options_, dir_->path(), &db);
+  EXPECT_TRUE(s.IsNoSpace()) << s.ToString();
+  db.reset();
+  fault_.ClearNoSpace();
+  Open();
+  CheckAll();
 }
 
 // Flushes fail (no space for SSTables, or a manifest that cannot be written) while the WAL

@@ -644,10 +644,12 @@ Status DBImpl::LogAndApply(VersionEdit* edit, bool* outcome_unknown) {
     manifest_->Close();
     manifest_.reset();
     if (outcome_unknown != nullptr) *outcome_unknown = true;
-    manifest_error_ = Status::IOError(
+    // A full disk stays NoSpace: writes succeed again once space is freed.
+    const char* what =
         "manifest write failed, so a change may or may not take effect at the next open; writes are refused "
-        "until a new manifest is written (or the database is reopened)",
-        s.ToString());
+        "until a new manifest is written (or the database is reopened)";
+    manifest_error_ =
+        s.IsNoSpace() ? Status::NoSpace(what, s.ToString()) : Status::IOError(what, s.ToString());
     Log(LogLevel::kError, "%s", manifest_error_.ToString().c_str());
     return s;
   }

@@ -156,7 +156,10 @@ class DBImpl final : public DB {
   // Writes refuse while an edit's outcome is unknown; this tries to settle it by writing a
   // snapshot manifest (the in-memory state, which never applied the edit). mutex_ held.
   Status ResolveManifestErrorLocked();
-  Status NewWal();                        // opens a new WAL file; write_mu_ leader or open
+  Status NewWal();  // opens a new WAL file; write_mu_ leader or open
+  // After a failed append: cuts the live WAL back to `size` (its last whole record) and
+  // syncs it through a new handle; sets wal_cut_. wal_mu_ held.
+  Status CutFailedWalLocked(uint64_t size);
   Status RelogRecoveredPreparedLocked();  // recovery: prepare records into the new WAL
   ColumnFamilyData* CreateCfdLocked(uint32_t id, const std::string& name, const ColumnFamilyOptions& options);
   ColumnFamilyData* LiveCfd(ColumnFamilyHandle* handle) const;  // nullptr if dropped / unknown
@@ -286,6 +289,9 @@ class DBImpl final : public DB {
   uint64_t wal_number_ = 0;
   std::set<uint64_t> wal_files_;        // WAL files on disk (guarded by mutex_)
   std::atomic<bool> wal_dirty_{false};  // appended since the last sync
+  // Guarded by wal_mu_: the live writer failed an append and its file was cut back and
+  // synced; nothing more to sync in it (its sticky error is not a failed fsync).
+  bool wal_cut_ = false;
 
   std::vector<std::thread> flush_threads_;
   std::vector<std::thread> compaction_threads_;
