@@ -62,6 +62,8 @@ int DumpWalCommand(const std::string& file, const ToolOptions& options, std::ost
     if (rec.has_xid) out << ", xid " << FormatBytes(rec.xid, options.bytes);
     if (rec.has_sequence) out << ", first seq " << rec.first_sequence;
     if (rec.has_batch) out << ", " << rec.batch.Count() << " entries";
+    if (rec.has_unlogged)
+      out << ", sequences " << rec.unlogged_first << ".." << rec.unlogged_last << " not logged";
     out << "\n";
     if (!s.ok()) {
       if (type != kWalWriteBatchRecord && !rec.has_xid)

@@ -285,6 +285,32 @@ TEST_F(ToolTest, DumpWalShowsTwoPhaseCommitRecords) {
   EXPECT_EQ(v.code, kExitOk) << v.out;
 }
 
+// Writes with disable_wal leave a record naming the sequences they took.
+TEST_F(ToolTest, DumpWalShowsUnloggedSequences) {
+  SequenceNumber seq = 0;
+  {
+    std::unique_ptr<DB> db;
+    Options options;
+    options.sync_mode = SyncMode::kNone;
+    ASSERT_TRUE(DB::Open(options, dir_, &db).ok());
+    seq = db->LatestSequence();
+    WriteOptions unlogged;
+    unlogged.disable_wal = true;
+    ASSERT_TRUE(db->Put(unlogged, db->DefaultColumnFamily(), "unlogged-1", "v").ok());
+    ASSERT_TRUE(db->Put(unlogged, db->DefaultColumnFamily(), "unlogged-2", "v").ok());
+    ASSERT_TRUE(db->Put(WriteOptions(), db->DefaultColumnFamily(), "logged", "v").ok());
+  }
+  ToolRun r = Cmd("dump-wal", NewestWal());
+  EXPECT_EQ(r.code, kExitOk) << r.out;
+  EXPECT_NE(r.out.find("type 5 (unlogged sequences), 16 bytes, sequences " + std::to_string(seq + 1) + ".." +
+                       std::to_string(seq + 2) + " not logged\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("first seq " + std::to_string(seq + 3) + ", 1 entries"), std::string::npos) << r.out;
+  ToolRun v = Cmd("verify", dir_);
+  EXPECT_EQ(v.code, kExitOk) << v.out;
+}
+
 TEST_F(ToolTest, DumpSstShowsPropertiesIndexAndEntries) {
   ToolRun r = Cmd("dump-sst", FirstKeyLog("default"));
   EXPECT_EQ(r.code, kExitOk) << r.out;

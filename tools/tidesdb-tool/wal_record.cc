@@ -14,6 +14,8 @@ const char* WalRecordTypeName(uint8_t type) {
       return "commit prepared";
     case kWalRollbackPreparedRecord:
       return "rollback prepared";
+    case kWalUnloggedSequencesRecord:
+      return "unlogged sequences";
     default:
       return "unknown";
   }
@@ -36,6 +38,13 @@ Status DecodeWalRecord(uint8_t type, Slice payload, WalRecord* record) {
     }
     case kWalWriteBatchRecord:
       break;
+    case kWalUnloggedSequencesRecord:
+      if (!GetFixed64(&in, &record->unlogged_first) || !GetFixed64(&in, &record->unlogged_last) ||
+          record->unlogged_last < record->unlogged_first) {
+        return Status::Corruption("bad unlogged-sequences record");
+      }
+      record->has_unlogged = true;
+      return Status::OK();
     default:
       return Status::Corruption("unknown WAL record type " + std::to_string(type));
   }

@@ -6,6 +6,7 @@
 //   2 prepare              xid + WriteBatch (durable, applied only when committed)
 //   3 commit prepared      xid + fixed64 first sequence + WriteBatch (the batch again)
 //   4 rollback prepared    xid
+//   5 unlogged sequences   fixed64 first + fixed64 last: taken by writes that skipped the WAL
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,7 @@ inline constexpr uint8_t kWalWriteBatchRecord = 1;
 inline constexpr uint8_t kWalPrepareRecord = 2;
 inline constexpr uint8_t kWalCommitPreparedRecord = 3;
 inline constexpr uint8_t kWalRollbackPreparedRecord = 4;
+inline constexpr uint8_t kWalUnloggedSequencesRecord = 5;
 
 struct WalRecord {
   uint8_t type = 0;
@@ -30,9 +32,12 @@ struct WalRecord {
   uint64_t first_sequence = 0;
   bool has_batch = false;
   WriteBatch batch;
+  bool has_unlogged = false;  // sequences [unlogged_first, unlogged_last] have no record
+  uint64_t unlogged_first = 0, unlogged_last = 0;
 };
 
-// "write batch", "prepare", "commit prepared", "rollback prepared" or "unknown".
+// "write batch", "prepare", "commit prepared", "rollback prepared", "unlogged sequences"
+// or "unknown".
 const char* WalRecordTypeName(uint8_t type);
 
 // Decodes a payload of the given type. Corruption ("unknown WAL record type", "short xid",

@@ -47,18 +47,7 @@ namespace {
 using test::AckLog;
 using test::BatchState;
 using test::BatchWorkload;
-
-const char* SyncModeName(SyncMode m) {
-  switch (m) {
-    case SyncMode::kNone:
-      return "None";
-    case SyncMode::kInterval:
-      return "Interval";
-    case SyncMode::kFull:
-      return "Full";
-  }
-  return "?";
-}
+using test::SyncModeName;
 
 // Small buffers, so that memtable switches, WAL rotation and flushes happen all the time.
 Options CrashOptions(SyncMode mode, bool unified) {

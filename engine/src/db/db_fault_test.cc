@@ -7,6 +7,7 @@
 // simulated, so real fsyncs are skipped). The workload is testutil/batch_workload.h.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -31,8 +32,9 @@ using test::EnvOp;
 class FaultTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::make_unique<test::ScratchDir>(
-        std::string("fault_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '_');  // parameterized: "Test/Mode"
+    dir_ = std::make_unique<test::ScratchDir>("fault_" + name);
     options_.env = &inject_;
     options_.sync_mode = SyncMode::kFull;
     options_.unified_memtable_write_buffer_size = 64 << 10;
@@ -180,77 +182,101 @@ TEST_F(FaultTest, FailedIntervalSyncRefusesLaterWrites) {
   CheckAll();
 }
 
+// A failed DB::SyncWAL is a failed fsync like a commit's own: writes refuse until reopen.
+TEST_F(FaultTest, FailedSyncWalRefusesWritesUntilReopen) {
+  options_.sync_mode = SyncMode::kNone;
+  Open();
+  WriteOk(10);
+  fault_.SetFailSync(true);
+  EXPECT_TRUE(db_->SyncWAL().IsIOError());
+  fault_.SetFailSync(false);
+  Status s = WriteNext();
+  EXPECT_TRUE(s.IsIOError()) << s.ToString();
+  EXPECT_NE(s.message().find("reopen"), std::string::npos) << s.ToString();
+  Open();
+  CheckFailedAbsent(CheckAll(), failed_);
+  WriteOk(5);
+  CheckAll();
+}
+
+// The faults below behave the same in every sync mode; with kInterval the syncer runs
+// throughout (every millisecond), also while the write path recovers from the fault.
+class SyncModeFaultTest : public FaultTest, public ::testing::WithParamInterface<SyncMode> {
+ protected:
+  void SetUp() override {
+    FaultTest::SetUp();
+    options_.sync_mode = GetParam();
+    options_.sync_interval_micros = 1000;
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(AllSyncModes, SyncModeFaultTest,
+                         ::testing::Values(SyncMode::kNone, SyncMode::kInterval, SyncMode::kFull),
+                         [](const auto& info) { return std::string(test::SyncModeName(info.param)); });
+
 // A failed append writes nothing: the write fails, the database stays usable, and once
 // appends work again writes succeed without a reopen.
-TEST_F(FaultTest, FailedAppendIsAnErrorAndTheDatabaseStaysUsable) {
-  for (SyncMode mode : {SyncMode::kFull, SyncMode::kNone}) {
-    SCOPED_TRACE(mode == SyncMode::kFull ? "FULL" : "NONE");
-    options_.sync_mode = mode;
-    Open();
-    WriteOk(25);
-    fault_.SetFailAppend(true);
-    std::set<uint64_t> failed;
-    for (int i = 0; i < 3; ++i) {
-      failed.insert(BatchWorkload::MakeId(1, 0, next_n_));
-      Status s = WriteNext();
-      EXPECT_TRUE(s.IsIOError()) << s.ToString();
-    }
-    fault_.SetFailAppend(false);
-    WriteOk(60);  // enough to switch memtables and flush
-    ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
-    WriteOk(10);
-    CheckFailedAbsent(CheckAll(), failed);
-    // Durable as its mode promises: FULL survives a power loss with every ack.
-    if (mode == SyncMode::kFull) {
-      PowerLoss();
-    }
-    Open();
-    CheckFailedAbsent(CheckAll(), failed);
-    db_.reset();
+TEST_P(SyncModeFaultTest, FailedAppendIsAnErrorAndTheDatabaseStaysUsable) {
+  Open();
+  WriteOk(25);
+  fault_.SetFailAppend(true);
+  std::set<uint64_t> failed;
+  for (int i = 0; i < 3; ++i) {
+    failed.insert(BatchWorkload::MakeId(1, 0, next_n_));
+    Status s = WriteNext();
+    EXPECT_TRUE(s.IsIOError()) << s.ToString();
   }
+  fault_.SetFailAppend(false);
+  WriteOk(60);  // enough to switch memtables and flush
+  ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  WriteOk(10);
+  CheckFailedAbsent(CheckAll(), failed);
+  // Durable as its mode promises: FULL survives a power loss with every ack.
+  if (GetParam() == SyncMode::kFull) {
+    PowerLoss();
+  }
+  Open();
+  CheckFailedAbsent(CheckAll(), failed);
 }
 
 // Disk full while writing: NoSpace (not a generic error), reads keep working, nothing
 // acknowledged is lost, and once space is freed writes succeed again without a reopen.
 // Opening while the disk is still full is NoSpace too.
-TEST_F(FaultTest, DiskFullIsNoSpaceAndLosesNothing) {
-  for (SyncMode mode : {SyncMode::kFull, SyncMode::kNone}) {
-    SCOPED_TRACE(mode == SyncMode::kFull ? "FULL" : "NONE");
-    options_.sync_mode = mode;
-    Open();
-    WriteOk(20);
-    fault_.SetNoSpaceAfterBytes(fault_.bytes_appended() + (150 << 10));
-    Status s;
-    int written = 0;
-    while (written < 2000 && (s = WriteNext()).ok()) ++written;
-    ASSERT_TRUE(s.IsNoSpace()) << "after " << written << " writes: " << s.ToString();
-    for (int i = 0; i < 3; ++i) {
-      s = WriteNext();
-      EXPECT_TRUE(s.IsNoSpace()) << s.ToString();
-    }
-    CheckAll();  // reads work on a full disk
-    fault_.ClearNoSpace();
-    WriteEventuallyOk();
-    WriteOk(20);
-    CheckAll();
-
-    // Reopening on a full disk: a clear NoSpace, and the database is intact afterwards.
-    db_.reset();
-    fault_.SetNoSpaceAfterBytes(fault_.bytes_appended());
-    std::unique_ptr<DB> db;
-    s = DB::Open(options_, dir_->path(), &db);
+TEST_P(SyncModeFaultTest, DiskFullIsNoSpaceAndLosesNothing) {
+  Open();
+  WriteOk(20);
+  fault_.SetNoSpaceAfterBytes(fault_.bytes_appended() + (150 << 10));
+  Status s;
+  int written = 0;
+  while (written < 2000 && (s = WriteNext()).ok()) ++written;
+  ASSERT_TRUE(s.IsNoSpace()) << "after " << written << " writes: " << s.ToString();
+  for (int i = 0; i < 3; ++i) {
+    s = WriteNext();
     EXPECT_TRUE(s.IsNoSpace()) << s.ToString();
-    db.reset();
-    fault_.ClearNoSpace();
-    Open();
-    CheckAll();
-    db_.reset();
   }
+  CheckAll();  // reads work on a full disk
+  fault_.ClearNoSpace();
+  WriteEventuallyOk();
+  WriteOk(20);
+  CheckAll();
+
+  // Reopening on a full disk: a clear NoSpace, and the database is intact afterwards.
+  db_.reset();
+  fault_.SetNoSpaceAfterBytes(fault_.bytes_appended());
+  std::unique_ptr<DB> db;
+  s = DB::Open(options_, dir_->path(), &db);
+  EXPECT_TRUE(s.IsNoSpace()) << s.ToString();
+  db.reset();
+  fault_.ClearNoSpace();
+  Open();
+  CheckAll();
 }
 
 // Flushes fail (no space for SSTables, or a manifest that cannot be written) while the WAL
 // still works: writes go on into the memtable queue, then fail with the flush's error
-// instead of waiting forever; the failed flush is retried, and nothing is lost.
+// instead of waiting forever; the failed flush is retried, and nothing is lost. A failed
+// manifest write stops writes at once (its edit may take effect at the next open; see
+// FailedManifestSyncOfAFlushOrCompactionKeepsItsOutputs) until a new manifest is written.
 TEST_F(FaultTest, FailingFlushBacksUpThenReportsAndRecovers) {
   struct Case {
     const char* name;
@@ -289,12 +315,13 @@ TEST_F(FaultTest, FailingFlushBacksUpThenReportsAndRecovers) {
     EXPECT_FALSE(s.ok()) << "writes never stopped while every flush failed";
     if (c.no_space) {
       EXPECT_TRUE(s.IsNoSpace()) << s.ToString();
+      // The queue of memtables filled before writes failed: well over two write buffers'
+      // worth of batches (~1.4 KiB each) were accepted.
+      EXPECT_GT(written, 100) << s.ToString();
     } else {
       EXPECT_TRUE(s.IsIOError()) << s.ToString();
+      EXPECT_GT(written, 40) << "a write buffer filled and its flush started";
     }
-    // The queue of memtables filled before writes failed: well over two write buffers'
-    // worth of batches (~1.4 KiB each) were accepted.
-    EXPECT_GT(written, 100) << s.ToString();
     EXPECT_GT(injected.load(), 0);
     EXPECT_TRUE(Logged(LogLevel::kError, "flush failed (retrying in 200 ms): ")) << "the failure is reported";
     CheckAll();  // everything acknowledged is readable from the memtables
@@ -335,6 +362,91 @@ TEST_F(FaultTest, WalRotationFailureIsRetried) {
   PowerLoss();
   Open();
   CheckAll();
+}
+
+// A manifest edit whose fsync failed may still be in force at the next open: its bytes
+// were written, and closing the manifest keeps them. A failed drop must therefore not
+// leave a column family that takes writes a replayed drop would discard. Writes are
+// refused (saying why) until a new manifest is durable; then they go on, and after a
+// reopen every acknowledged write is there.
+TEST_F(FaultTest, FailedManifestSyncOfADropLosesNoAcknowledgedWrite) {
+  options_.sync_mode = SyncMode::kNone;
+  Open();
+  ColumnFamilyHandle* x = nullptr;
+  ASSERT_TRUE(db_->CreateColumnFamily(ColumnFamilyOptions(), "x", &x).ok());
+  std::set<int> acked_rows, refused_rows;
+  auto put = [&](int i) {
+    Status s = db_->Put(WriteOptions(), x, "row" + std::to_string(i), "value" + std::to_string(i));
+    (s.ok() ? acked_rows : refused_rows).insert(i);
+    return s;
+  };
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(put(i).ok());
+  fault_.SetFailSyncOf("MANIFEST-");
+  Status s = db_->DropColumnFamily(x);
+  EXPECT_TRUE(s.IsIOError()) << s.ToString();
+  s = put(5);
+  EXPECT_TRUE(s.IsIOError()) << "a write while the drop's outcome is unknown: " << s.ToString();
+  EXPECT_NE(s.message().find("manifest write failed"), std::string::npos) << s.ToString();
+  EXPECT_TRUE(WriteNext().IsIOError()) << "other column families refuse writes too";
+  fault_.SetFailSyncOf("");
+  for (int i = 6; i < 16; ++i) {
+    s = put(i);
+    EXPECT_TRUE(s.ok()) << "a new manifest can be written, so writes go on: " << s.ToString();
+  }
+  WriteOk(5);
+  db_.reset();
+  Open();
+  ColumnFamilyHandle* reopened = db_->GetColumnFamily("x");
+  ASSERT_NE(reopened, nullptr) << "writes to x were acknowledged after the failed drop";
+  for (int i : acked_rows) {
+    std::string v;
+    s = db_->Get(ReadOptions(), reopened, "row" + std::to_string(i), &v);
+    EXPECT_TRUE(s.ok()) << "acknowledged row " << i << ": " << s.ToString();
+    EXPECT_EQ(v, "value" + std::to_string(i));
+  }
+  for (int i : refused_rows) {
+    std::string v;
+    EXPECT_TRUE(db_->Get(ReadOptions(), reopened, "row" + std::to_string(i), &v).IsNotFound()) << i;
+  }
+  CheckFailedAbsent(CheckAll(), failed_);
+}
+
+// The manifest sync of a flush or a compaction fails and stays failing until the database
+// is closed, cleanly or by a power loss. The edit may be in force at the next open, so its
+// output files must still be there: the database opens and holds every acknowledged write.
+TEST_F(FaultTest, FailedManifestSyncOfAFlushOrCompactionKeepsItsOutputs) {
+  for (const char* op : {"flush", "compaction"}) {
+    for (bool power_loss : {false, true}) {
+      SCOPED_TRACE(std::string(op) + (power_loss ? ", power loss" : ", clean close"));
+      Open();
+      for (int i = 0; i < 3; ++i) {
+        WriteOk(20);
+        if (std::string(op) == "compaction") {
+          ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+        }
+      }
+      fault_.SetFailSyncOf("MANIFEST-");
+      Status s = std::string(op) == "flush" ? db_->Flush(FlushOptions(), nullptr)
+                                            : db_->CompactRange(nullptr, nullptr);
+      EXPECT_TRUE(s.IsIOError()) << s.ToString();
+      s = WriteNext();
+      EXPECT_TRUE(s.IsIOError()) << s.ToString();
+      EXPECT_NE(s.message().find("manifest write failed"), std::string::npos) << s.ToString();
+      EXPECT_TRUE(Logged(LogLevel::kError, "IOError: manifest write failed"));
+      if (power_loss) {
+        PowerLoss();
+      } else {
+        db_.reset();
+      }
+      fault_.SetFailSyncOf("");
+      Open();
+      CheckFailedAbsent(CheckAll(), failed_);
+      WriteOk(10);
+      ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+      CheckAll();
+      db_.reset();
+    }
+  }
 }
 
 // Every operation of an open fails in turn: Open returns the error (never crashes or

@@ -387,14 +387,17 @@ Status DBImpl::ReplayWals(std::unique_lock<std::mutex>& lock, const std::vector<
     }
   }
   std::sort(wals.begin(), wals.end());
+  SequenceCursor cursor;
+  cursor.next = last_sequence_ + 1;  // what the manifest holds
   for (size_t i = 0; i < wals.size(); ++i) {
-    Status s = ReplayWal(lock, wals[i], i + 1 == wals.size());
+    Status s = ReplayWal(lock, wals[i], i + 1 == wals.size(), &cursor);
     if (!s.ok()) return s;
   }
   return Status::OK();
 }
 
-Status DBImpl::ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bool is_last) {
+Status DBImpl::ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bool is_last,
+                         SequenceCursor* cursor) {
   const std::string fname = WalFileName(dbname_, number);
   std::unique_ptr<LogReader> reader;
   Status s = LogReader::Open(env_, fname, &reader);
@@ -446,6 +449,18 @@ Status DBImpl::ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bo
     }
   };
 
+  // Takes the sequences [first, first + count) of the record at `where`.
+  auto take_sequences = [&](const std::string& where, SequenceNumber first, SequenceNumber count) -> Status {
+    if (cursor->started ? first != cursor->next : first > cursor->next) {
+      return Status::Corruption(fname, where + ": sequence gap: expected sequence " +
+                                           std::to_string(cursor->next) + ", found " + std::to_string(first) +
+                                           " (WAL records or files lost)");
+    }
+    cursor->started = true;
+    cursor->next = first + count;
+    return Status::OK();
+  };
+
   while (true) {
     uint8_t type;
     std::string payload;
@@ -455,6 +470,15 @@ Status DBImpl::ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bo
     if (eof) break;
     const std::string where = "offset " + std::to_string(reader->last_record_offset());
     Slice in(payload);
+    if (type == kWalUnloggedSequences) {
+      uint64_t first = 0, last = 0;
+      if (!GetFixed64(&in, &first) || !GetFixed64(&in, &last) || last < first)
+        return Status::Corruption(fname, where + ": bad unlogged-sequences record");
+      s = take_sequences(where, first, last - first + 1);
+      if (!s.ok()) return s;
+      last_sequence_ = std::max(last_sequence_, last);
+      continue;
+    }
     if (type == kWalPrepare || type == kWalCommitPrepared || type == kWalRollbackPrepared) {
       // Two-phase commit: a prepare is remembered until a later record resolves its xid;
       // a commit-prepared carries its batch again, so it applies whether or not the WAL
@@ -479,6 +503,8 @@ Status DBImpl::ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bo
     WriteBatch batch;
     s = WriteBatch::FromData(in, &batch);
     if (!s.ok()) return Status::Corruption(fname, where + ": " + s.message());
+    s = take_sequences(where, first_seq, batch.Count());
+    if (!s.ok()) return s;
     Inserter inserter;
     inserter.db = this;
     inserter.seq = first_seq;
@@ -584,6 +610,11 @@ Status DBImpl::WriteSnapshotManifest() {
     return s;
   }
   if (edit.wal_number()) logged_wal_number_ = *edit.wal_number();
+  // The manifest in force now holds exactly the in-memory state: an edit that failed
+  // earlier is settled as never applied, and the files kept for it may go.
+  if (!manifest_error_.ok()) Log(LogLevel::kInfo, "manifest rewritten; writes accepted again");
+  manifest_error_ = Status::OK();
+  unresolved_files_.clear();
   uint64_t old = manifest_number_;
   if (manifest_) manifest_->Close();
   manifest_ = std::move(writer);
@@ -593,7 +624,8 @@ Status DBImpl::WriteSnapshotManifest() {
   return Status::OK();
 }
 
-Status DBImpl::LogAndApply(VersionEdit* edit) {
+Status DBImpl::LogAndApply(VersionEdit* edit, bool* outcome_unknown) {
+  if (outcome_unknown != nullptr) *outcome_unknown = false;
   Status s;
   if (!manifest_ || !manifest_->status().ok() || manifest_size_ > kMaxManifestBytes) {
     s = WriteSnapshotManifest();
@@ -605,14 +637,32 @@ Status DBImpl::LogAndApply(VersionEdit* edit) {
   s = manifest_->AddRecord(kManifestEditRecord, record);
   if (s.ok()) s = manifest_->Sync();
   if (!s.ok()) {
-    // The manifest may now end in a partial record; the next edit starts a new one.
+    // The manifest may now end in a partial record, or in the whole edit (a failed fsync
+    // follows a successful write, and closing writes out what was buffered). Either may be
+    // what the next open reads: the next edit starts a new manifest, and until one is
+    // durable nothing may depend on the edit having failed.
     manifest_->Close();
     manifest_.reset();
+    if (outcome_unknown != nullptr) *outcome_unknown = true;
+    // A full disk stays NoSpace: writes succeed again once space is freed.
+    const char* what =
+        "manifest write failed, so a change may or may not take effect at the next open; writes are refused "
+        "until a new manifest is written (or the database is reopened)";
+    manifest_error_ =
+        s.IsNoSpace() ? Status::NoSpace(what, s.ToString()) : Status::IOError(what, s.ToString());
+    Log(LogLevel::kError, "%s", manifest_error_.ToString().c_str());
     return s;
   }
   manifest_size_ = manifest_->size();
   if (edit->wal_number()) logged_wal_number_ = std::max(logged_wal_number_, *edit->wal_number());
   return Status::OK();
+}
+
+Status DBImpl::ResolveManifestErrorLocked() {
+  if (manifest_error_.ok()) return Status::OK();
+  const Status error = manifest_error_;
+  Status s = WriteSnapshotManifest();  // clears manifest_error_ when durable
+  return s.ok() ? Status::OK() : error;
 }
 
 // ------------------------------------------------------------------------- file lifetime

@@ -49,6 +49,9 @@ enum WalRecordType : uint8_t {
   kWalPrepare = 2,           // xid + WriteBatch: durable, not applied until committed
   kWalCommitPrepared = 3,    // xid + fixed64 first sequence + WriteBatch (the batch again)
   kWalRollbackPrepared = 4,  // xid
+  // fixed64 first + fixed64 last: sequences taken by writes that skipped the WAL
+  // (WriteOptions::disable_wal), logged before the next record so that replay sees no gap.
+  kWalUnloggedSequences = 5,
 };
 
 // Files whose last reference (a Version) went away; deleted by the DB between operations.
@@ -140,13 +143,30 @@ class DBImpl final : public DB {
   // Replays the WALs among `children` (the directory's names) from min_wal_number on.
   Status ReplayWals(std::unique_lock<std::mutex>& lock, const std::vector<std::string>& children,
                     uint64_t min_wal_number);
-  Status ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bool is_last);
+  // Replay's check that no record is missing: sequences run on from record to record and
+  // from WAL to WAL. The first record may start at or before the sequence after the
+  // manifest's last (its first entries may be in SSTables), never after it.
+  struct SequenceCursor {
+    SequenceNumber next = 0;  // the sequence the next record must start at (or, before the
+    bool started = false;     // first record, the latest it may start at)
+  };
+  Status ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bool is_last, SequenceCursor* cursor);
   Status WriteSnapshotManifest();  // a new manifest holding the whole state, then CURRENT
   void BuildSnapshotEditLocked(VersionEdit* edit) const;
   Status WriteManifestFile(const std::string& dir, uint64_t number, const VersionEdit& edit,
                            std::unique_ptr<LogWriter>* out);
-  Status LogAndApply(VersionEdit* edit);  // appends to the manifest and syncs; mutex_ held
-  Status NewWal();                        // opens a new WAL file; write_mu_ leader or open
+  // Appends edit to the manifest and syncs it; mutex_ held. When the append or the sync
+  // fails, the edit may still take effect at the next open (its bytes may be in the file
+  // CURRENT names): *outcome_unknown is then set, manifest_error_ refuses writes, and the
+  // caller must keep every file the edit adds (in unresolved_files_), never delete it.
+  Status LogAndApply(VersionEdit* edit, bool* outcome_unknown = nullptr);
+  // Writes refuse while an edit's outcome is unknown; this tries to settle it by writing a
+  // snapshot manifest (the in-memory state, which never applied the edit). mutex_ held.
+  Status ResolveManifestErrorLocked();
+  Status NewWal();  // opens a new WAL file; write_mu_ leader or open
+  // After a failed append: cuts the live WAL back to `size` (its last whole record) and
+  // syncs it through a new handle; sets wal_cut_. wal_mu_ held.
+  Status CutFailedWalLocked(uint64_t size);
   Status RelogRecoveredPreparedLocked();  // recovery: prepare records into the new WAL
   ColumnFamilyData* CreateCfdLocked(uint32_t id, const std::string& name, const ColumnFamilyOptions& options);
   ColumnFamilyData* LiveCfd(ColumnFamilyHandle* handle) const;  // nullptr if dropped / unknown
@@ -242,8 +262,14 @@ class DBImpl final : public DB {
   std::multiset<SequenceNumber> snapshots_;
   // Set under mutex_; atomic because compaction also polls it without the mutex.
   std::atomic<bool> shutting_down_{false};
-  Status bg_error_;                  // last flush failure; cleared by a successful flush
-  Status wal_error_;                 // a failed WAL sync: writes refuse until reopen (data state unknown)
+  Status bg_error_;   // last flush failure; cleared by a successful flush
+  Status wal_error_;  // a failed WAL sync: writes refuse until reopen (data state unknown)
+  // A manifest edit failed to append or sync, so whether it is in force at the next open
+  // is unknown. Cleared by the next durable snapshot manifest, which also releases
+  // unresolved_files_ (the outputs of such edits; kept so that a reopen honouring the
+  // edit finds them).
+  Status manifest_error_;
+  std::vector<std::shared_ptr<const Version>> unresolved_files_;
   bool wal_rotate_pending_ = false;  // a WAL append failed: the next commit starts a new WAL
   // The oldest WAL the manifest on disk still needs. WALs are deleted only below it (and
   // below MinLiveWalNumberLocked()), so the WAL it names always exists.
@@ -258,6 +284,9 @@ class DBImpl final : public DB {
   // Sequences: last_sequence_ is assigned by the leader under write_mu_; readers use
   // visible_sequence_, published after a group is in the memtables.
   SequenceNumber last_sequence_ = 0;
+  // Sequences taken by disable_wal groups since the last WAL write ([first, last]; first = 0:
+  // none). The next logged group notes them (kWalUnloggedSequences). Leader only.
+  SequenceNumber unlogged_first_ = 0, unlogged_last_ = 0;
   SequenceNumber replayed_sequence_ = 0;  // recovery: the last sequence replayed from the WAL
   std::atomic<SequenceNumber> visible_sequence_{0};
 
@@ -271,6 +300,9 @@ class DBImpl final : public DB {
   uint64_t wal_number_ = 0;
   std::set<uint64_t> wal_files_;        // WAL files on disk (guarded by mutex_)
   std::atomic<bool> wal_dirty_{false};  // appended since the last sync
+  // Guarded by wal_mu_: the live writer failed an append and its file was cut back and
+  // synced; nothing more to sync in it (its sticky error is not a failed fsync).
+  bool wal_cut_ = false;
 
   std::vector<std::thread> flush_threads_;
   std::vector<std::thread> compaction_threads_;

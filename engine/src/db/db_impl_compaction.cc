@@ -418,7 +418,14 @@ Status DBImpl::RunCompactionLocked(std::unique_lock<std::mutex>& l, ColumnFamily
     });
   }
   edit.SetNextFileNumber(next_file_number_);
-  s = LogAndApply(&edit);
+  bool outcome_unknown = false;
+  s = LogAndApply(&edit, &outcome_unknown);
+  if (outcome_unknown) {
+    // The next open may find the edit, so its outputs must stay: v holds them (and files
+    // the current version holds anyway) until a new manifest settles it.
+    unresolved_files_.push_back(std::move(v));
+    return s;
+  }
   if (!s.ok()) {
     // v was never published: dropping it releases only the outputs (which its deleters
     // would also remove) and references to files the current version still holds.

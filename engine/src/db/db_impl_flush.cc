@@ -181,7 +181,21 @@ Status DBImpl::FlushOneLocked(std::unique_lock<std::mutex>& l, MemTableSlot* slo
     slot->immutables.push_front(entry);
     edit.SetNextFileNumber(next_file_number_);
     edit.SetLastSequence(entry.end_sequence);
-    s = LogAndApply(&edit);
+    bool outcome_unknown = false;
+    s = LogAndApply(&edit, &outcome_unknown);
+    if (outcome_unknown) {
+      // The next open may find the edit: its files must be there. Until a new manifest
+      // settles it, a version no reader sees holds them; the memtable stays and is
+      // flushed again.
+      auto pinned = std::make_shared<Version>();
+      pinned->levels.resize(1);
+      for (const Output& o : outputs) {
+        pinned->levels[0].push_back(TrackFile(o.meta));
+        if (o.vlog_number != 0) pinned->value_logs.push_back(TrackValueLog(o.vlog_number, o.vlog_size));
+      }
+      unresolved_files_.push_back(std::move(pinned));
+      outputs.clear();
+    }
   }
   if (!s.ok()) {
     remove_outputs();

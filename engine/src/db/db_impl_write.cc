@@ -187,6 +187,7 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
     std::unique_lock<std::mutex> l(mutex_);
     if (shutting_down_) s = Status::Aborted("database is closing");
     if (s.ok() && !wal_error_.ok()) s = wal_error_;
+    if (s.ok()) s = ResolveManifestErrorLocked();
     if (s.ok() && wal_rotate_pending_) s = NewWal();
     // Refused before validation: every writer of the group gets the error (their status is
     // OK by default, so leaving it would acknowledge writes that were never logged).
@@ -237,20 +238,28 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
       need_sync |= x->sync == SyncMode::kFull;
     }
     if (next - 1 > kMaxSequence) s = Status::NotSupported("sequence numbers exhausted");
+    std::string unlogged;
+    if (unlogged_first_ != 0 && !w.disable_wal && !written.empty()) {
+      PutFixed64(&unlogged, unlogged_first_);
+      PutFixed64(&unlogged, unlogged_last_);
+      records.insert(records.begin(), LogWriter::Record{kWalUnloggedSequences, unlogged});
+    }
     if (written.empty()) {
       // Every writer failed its validation: nothing to log.
     } else if (s.ok() && !w.disable_wal) {
       bool append_failed = false, sync_failed = false;
-      uint64_t before = 0;
+      Status cut;              // after a failed append: cutting the WAL back to its last whole record
       uint64_t logged_in = 0;  // the WAL the records went to
       {
         // The syncer thread may fsync this WAL too; LogWriter is not thread-safe.
         std::lock_guard<std::mutex> g(wal_mu_);
-        before = wal_->size();
+        const uint64_t before = wal_->size();
         logged_in = wal_number_;
         s = wal_->AddRecords(records);
         append_failed = !s.ok();
+        if (append_failed) cut = CutFailedWalLocked(before);
         if (s.ok()) {
+          unlogged_first_ = 0;
           stat_wal_bytes_ += wal_->size() - before;
           wal_dirty_.store(true, std::memory_order_release);
           if (need_sync) {
@@ -266,24 +275,15 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
         }
       }
       if (append_failed) {
-        // A partial record may be in the file. Cut it off, make the rest durable (through a
-        // new handle: the writer's error is sticky) and continue in a new WAL, so a later
-        // record never follows garbage (which recovery would call corruption). If the new
-        // WAL cannot be created now (disk still full), the next commit tries again.
-        const std::string fname = WalFileName(dbname_, wal_number_);
-        Status t = env_->TruncateFile(fname, before);
-        std::unique_ptr<WritableFile> file;
-        EnvOptions eo;
-        eo.buffered_writes = false;
-        if (t.ok()) t = env_->NewAppendableFile(fname, eo, &file);
-        if (t.ok()) t = file->Sync();
-        if (file) file->Close();
+        // Continue in a new WAL, so a later record never follows garbage (which recovery
+        // would call corruption). If the new WAL cannot be created now (disk still full),
+        // the next commit tries again.
         std::lock_guard<std::mutex> l(mutex_);
-        if (t.ok()) {
+        if (cut.ok()) {
           wal_rotate_pending_ = true;
           NewWal();
         } else {
-          wal_error_ = Status::IOError("WAL unusable after a failed write; reopen", t.ToString());
+          wal_error_ = Status::IOError("WAL unusable after a failed write; reopen", cut.ToString());
           Log(LogLevel::kError, "%s", wal_error_.ToString().c_str());
         }
       } else if (sync_failed) {
@@ -315,6 +315,10 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
           x->status = ApplyBatchToMemtables(*x->batch, first_seqs[i]);
           if (x->txn != nullptr) x->txn->last_sequence = first_seqs[i] + x->batch->Count() - 1;
         }
+      }
+      if (w.disable_wal && next > first_seqs.front()) {
+        if (unlogged_first_ == 0) unlogged_first_ = first_seqs.front();
+        unlogged_last_ = next - 1;
       }
       last_sequence_ = next - 1;
       visible_sequence_.store(last_sequence_, std::memory_order_release);
@@ -434,15 +438,31 @@ Status DBImpl::SwitchMemtableLocked(MemTableSlot* slot) {
   return Status::OK();
 }
 
+Status DBImpl::CutFailedWalLocked(uint64_t size) {
+  // A partial record may be in the file. Cut it off and make the rest durable through a
+  // new handle (the writer's error is sticky). Done under wal_mu_, so the syncer never
+  // syncs the failed writer and takes its append error for a failed fsync.
+  const std::string fname = WalFileName(dbname_, wal_number_);
+  Status s = env_->TruncateFile(fname, size);
+  std::unique_ptr<WritableFile> file;
+  EnvOptions eo;
+  eo.buffered_writes = false;
+  if (s.ok()) s = env_->NewAppendableFile(fname, eo, &file);
+  if (s.ok()) s = file->Sync();
+  if (file) file->Close();
+  wal_cut_ = s.ok();
+  return s;
+}
+
 Status DBImpl::NewWal() {
   if (wal_) {
     // Sync the finished log before its successor exists, so that after a power loss what
     // survives is a prefix of the commit order even in SyncMode::kNone: a later log never
     // outlives an earlier one's tail (recovery calls a damaged record in a WAL that is not
-    // the newest corruption). A writer that failed an append is skipped: its caller cut
-    // the partial record off and synced what is left.
+    // the newest corruption). A writer that failed an append and was cut is durable
+    // already.
     std::lock_guard<std::mutex> l(wal_mu_);
-    Status t = wal_->status().ok() ? wal_->Sync() : Status::OK();
+    Status t = wal_cut_ ? Status::OK() : wal_->Sync();
     if (!t.ok()) {
       wal_error_ = Status::IOError("WAL sync at rotation failed; reopen the database", t.ToString());
       Log(LogLevel::kError, "%s", wal_error_.ToString().c_str());
@@ -471,6 +491,7 @@ Status DBImpl::NewWal() {
     old = std::move(wal_);
     wal_ = std::move(writer);
     wal_number_ = number;
+    wal_cut_ = false;
   }
   wal_files_.insert(number);
   if (old) old->Close();  // synced above (or cut and synced by the caller)
@@ -480,10 +501,22 @@ Status DBImpl::NewWal() {
 }
 
 Status DBImpl::SyncWAL() {
-  std::lock_guard<std::mutex> l(wal_mu_);
-  if (!wal_) return Status::OK();
-  Status s = wal_->Sync();
-  stat_wal_syncs_++;
+  Status s;
+  {
+    std::lock_guard<std::mutex> g(wal_mu_);
+    // A cut WAL (its last append failed) was synced by the leader; a new one follows.
+    if (!wal_ || wal_cut_) return Status::OK();
+    s = wal_->Sync();
+    stat_wal_syncs_++;
+  }
+  if (!s.ok()) {
+    // As for a commit's own sync: the durable state of the WAL is now unknown.
+    std::lock_guard<std::mutex> l(mutex_);
+    if (wal_error_.ok()) {
+      wal_error_ = Status::IOError("WAL sync failed; reopen the database", s.ToString());
+      Log(LogLevel::kError, "%s", wal_error_.ToString().c_str());
+    }
+  }
   return s;
 }
 
@@ -494,12 +527,8 @@ void DBImpl::IntervalSyncLoop() {
     if (shutting_down_) break;
     if (!wal_dirty_.exchange(false, std::memory_order_acq_rel)) continue;
     l.unlock();
-    Status s = SyncWAL();
+    SyncWAL();  // a failure refuses later writes
     l.lock();
-    if (!s.ok() && wal_error_.ok()) {
-      wal_error_ = Status::IOError("interval WAL sync failed", s.ToString());
-      Log(LogLevel::kError, "%s", wal_error_.ToString().c_str());
-    }
   }
 }
 

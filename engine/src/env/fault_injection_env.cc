@@ -104,8 +104,8 @@ class FaultWritableFile final : public WritableFile {
     if (closed_) return Status::IOError(fname_, "sync after close");
     Status s = env_->CheckActive(fname_);
     if (!s.ok()) return s;
-    if (env_->fail_sync_.load()) return Status::IOError(fname_, "injected sync failure");
     s = FlushBuffer();
+    if (s.ok() && env_->SyncFails(fname_)) return Status::IOError(fname_, "injected sync failure");
     if (s.ok()) s = base_->Sync();
     if (s.ok()) env_->RecordSync(state_.get(), size_);
     return s;
@@ -161,6 +161,17 @@ uint64_t FaultInjectionEnv::ReserveAppend(uint64_t n) {
     if (limit != kNoLimit) allowed = cur >= limit ? 0 : std::min(n, limit - cur);
     if (bytes_appended_.compare_exchange_weak(cur, cur + allowed)) return allowed;
   }
+}
+
+void FaultInjectionEnv::SetFailSyncOf(const std::string& path_part) {
+  std::lock_guard<std::mutex> l(mu_);
+  fail_sync_of_ = path_part;
+}
+
+bool FaultInjectionEnv::SyncFails(const std::string& fname) {
+  if (fail_sync_.load()) return true;
+  std::lock_guard<std::mutex> l(mu_);
+  return !fail_sync_of_.empty() && fname.find(fail_sync_of_) != std::string::npos;
 }
 
 void FaultInjectionEnv::RecordSync(FileState* state, uint64_t size) {

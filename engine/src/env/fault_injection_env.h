@@ -66,8 +66,13 @@ class FaultInjectionEnv : public Env {
   // offsets are stale): drop them, then reopen what is needed.
   Status SimulatePowerLoss(PowerLossMode mode, uint64_t seed);
 
-  // Sync (of files) and SyncDir return IOError while set.
+  // Sync (of files) and SyncDir return IOError while set. A failing Sync first writes out
+  // the file's buffered bytes, as a real fsync failing after write(2) leaves them: in the
+  // file (a clean close keeps them) but not durable (a power loss drops them).
   void SetFailSync(bool fail) { fail_sync_.store(fail); }
+  // Sync of every file whose path contains path_part fails as above; SyncDir and other
+  // files are not affected. An empty path_part (the default) fails none.
+  void SetFailSyncOf(const std::string& path_part);
   // Append returns IOError, writing nothing, while set.
   void SetFailAppend(bool fail) { fail_append_.store(fail); }
   // bytes_appended() may grow to at most n: an Append that would pass n writes the bytes
@@ -125,6 +130,7 @@ class FaultInjectionEnv : public Env {
   uint64_t ReserveAppend(uint64_t n);
   void UnreserveAppend(uint64_t n) { bytes_appended_.fetch_sub(n); }
   void RecordSync(FileState* state, uint64_t size);
+  bool SyncFails(const std::string& fname);
 
   Env* const base_;
   std::atomic<bool> fail_sync_{false};
@@ -134,7 +140,8 @@ class FaultInjectionEnv : public Env {
   std::atomic<uint64_t> sync_count_{0};
   std::atomic<uint64_t> bytes_appended_{0};
 
-  std::mutex mu_;  // guards files_ and every FileState's fields
+  std::mutex mu_;  // guards files_, every FileState's fields and fail_sync_of_
+  std::string fail_sync_of_;
   std::map<std::string, std::shared_ptr<FileState>> files_;
 };
 

@@ -225,6 +225,30 @@ TEST_F(FaultInjectionEnvTest, FailSync) {
   EXPECT_EQ(Read("f"), "durable");
 }
 
+// A failed fsync comes after write(2): the buffered bytes are in the file (readable, kept
+// by a clean close) but not durable. SetFailSyncOf fails only the files it names.
+TEST_F(FaultInjectionEnvTest, FailedSyncOfChosenFilesWritesTheBytesButLeavesThemUnsynced) {
+  auto manifest = Open("MANIFEST-000007", /*buffered=*/true);
+  auto other = Open("other", /*buffered=*/true);
+  ASSERT_TRUE(env_.SyncDir(dir_).ok());
+  ASSERT_TRUE(manifest->Append("durable").ok());
+  ASSERT_TRUE(manifest->Sync().ok());
+  ASSERT_TRUE(manifest->Append("-written").ok());
+  EXPECT_EQ(Read("MANIFEST-000007"), "durable");  // still in the wrapper's buffer
+  env_.SetFailSyncOf("MANIFEST-");
+  EXPECT_TRUE(manifest->Sync().IsIOError());
+  EXPECT_EQ(Read("MANIFEST-000007"), "durable-written");
+  ASSERT_TRUE(other->Append("other").ok());
+  EXPECT_TRUE(other->Sync().ok());
+  EXPECT_TRUE(env_.SyncDir(dir_).ok());
+  env_.SetFailSyncOf("");
+  manifest.reset();
+  other.reset();
+  ASSERT_TRUE(env_.SimulatePowerLoss(PowerLossMode::kDropUnsynced, 1).ok());
+  EXPECT_EQ(Read("MANIFEST-000007"), "durable");
+  EXPECT_EQ(Read("other"), "other");
+}
+
 TEST_F(FaultInjectionEnvTest, FailAppendWritesNothing) {
   auto file = Open("f");
   ASSERT_TRUE(file->Append("ok").ok());

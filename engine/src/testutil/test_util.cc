@@ -112,4 +112,16 @@ Status CopyDirFiles(const std::string& src, const std::string& dst) {
   return Status::OK();
 }
 
+const char* SyncModeName(SyncMode mode) {
+  switch (mode) {
+    case SyncMode::kNone:
+      return "None";
+    case SyncMode::kInterval:
+      return "Interval";
+    case SyncMode::kFull:
+      return "Full";
+  }
+  return "?";
+}
+
 }  // namespace tidesdb::test

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tidesdb/env.h"
+#include "tidesdb/options.h"
 #include "tidesdb/status.h"
 
 namespace tidesdb::test {
@@ -34,6 +35,9 @@ class ScratchDir {
 // The seed in environment variable var if set, else a fresh one; prints it with the line
 // that reruns the test with the same seed.
 uint64_t SeedFromEnv(const char* var);
+// "None", "Interval" or "Full" (test names).
+const char* SyncModeName(SyncMode mode);
+
 // The integer in environment variable var, or fallback when unset or not a number.
 int IntFromEnv(const char* var, int fallback);
 
