@@ -1,5 +1,5 @@
 // Compaction behaviour through the public API: space reclamation, tombstones, snapshots,
-// TTL, manual compaction and back-pressure.
+// TTL, manual compaction, back-pressure and trivial moves.
 #include <gtest/gtest.h>
 
 #include <filesystem>
