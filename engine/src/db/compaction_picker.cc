@@ -178,6 +178,9 @@ CompactionInputs SizeCompaction(const Version& v, const ColumnFamilyOptions& opt
 
 bool CanMoveWithoutRewrite(const Version& v, const ColumnFamilyOptions& options, const CompactionInputs& c) {
   if (c.output_level == c.level || !c.lower.empty() || c.upper.empty()) return false;
+  // Small L0 files (a CF that gets a small share of a unified memtable) are merged as before
+  // rather than each becoming a level-1 file.
+  if (c.level == 0 && LevelBytes(c.upper) < options.write_buffer_size / 2) return false;
   std::vector<std::shared_ptr<const FileMetaData>> files = c.upper;
   std::sort(files.begin(), files.end(),
             [](const auto& a, const auto& b) { return CompareInternalKey(a->smallest, b->smallest) < 0; });

@@ -31,7 +31,9 @@
 // inserts then cost one flush and no rewrite. It is allowed when the move keeps every
 // invariant and skips no work a rewrite is due to do (CanMoveWithoutRewrite): nothing in the
 // output level overlaps the files (levels >= 1 stay disjoint) and, from L0, the files are
-// disjoint from one another (all of L0 is an input, so no older L0 file stays above them);
+// disjoint from one another (all of L0 is an input, so no older L0 file stays above them) and
+// hold at least half of write_buffer_size together (smaller ones, from a CF with a small
+// share of a unified memtable, are merged into one file as before, not moved one by one);
 // every file records its value-log references (they move with it, so value-log accounting
 // is unchanged) and points into no log being collected; and a file holding tombstones does
 // not land where no deeper level overlaps it (there a rewrite would drop them), nor does any

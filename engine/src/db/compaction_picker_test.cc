@@ -252,11 +252,16 @@ TEST(TrivialMovePicker, DisjointL0OverNothingInL1Moves) {
   // Sequential inserts: flushed files follow one another and L1 holds only older keys.
   v.levels[0] = {File(9, "m", "n", 10), File(8, "k", "l", 10), File(7, "g", "h", 10), File(6, "e", "f", 10)};
   v.levels[1] = {File(1, "a", "b", 100), File(2, "c", "d", 100)};
+  ColumnFamilyOptions o = Opts();
+  o.write_buffer_size = 80;  // L0 holds 40 bytes: half a write buffer
   std::vector<std::string> cursors;
-  auto c = PickCompaction(v, Opts(), &cursors);
+  auto c = PickCompaction(v, o, &cursors);
   ASSERT_TRUE(c);
   ExpectPickOverNothing(c, "l0-file-count", true);
   EXPECT_EQ(c->upper.size(), 4u);
+  // Less than half a write buffer in L0: merged into one file instead.
+  o.write_buffer_size = 100;
+  ExpectPickOverNothing(PickCompaction(v, o, &cursors), "l0-file-count", false);
 }
 
 TEST(TrivialMovePicker, OverlapInL0OrL1IsRewritten) {
@@ -264,14 +269,16 @@ TEST(TrivialMovePicker, OverlapInL0OrL1IsRewritten) {
   v.levels.resize(4);
   // Two L0 files share the user key "h": they may not share L1.
   v.levels[0] = {File(9, "m", "n", 10), File(8, "h", "l", 10), File(7, "g", "h", 10), File(6, "e", "f", 10)};
+  ColumnFamilyOptions o = Opts();
+  o.write_buffer_size = 2;  // any L0 is large enough to move
   std::vector<std::string> cursors;
-  auto c = PickCompaction(v, Opts(), &cursors);
+  auto c = PickCompaction(v, o, &cursors);
   ASSERT_TRUE(c);
   EXPECT_FALSE(c->move);
   // Disjoint L0, but one file overlaps L1.
   v.levels[0][1] = File(8, "i", "l", 10);
   v.levels[1] = {File(1, "a", "e", 100)};
-  c = PickCompaction(v, Opts(), &cursors);
+  c = PickCompaction(v, o, &cursors);
   ASSERT_TRUE(c);
   EXPECT_EQ(c->lower.size(), 1u);
   EXPECT_FALSE(c->move);
