@@ -29,6 +29,7 @@ enum class TxnIsolation { kReadCommitted, kSnapshot };
 
 struct EngineConfig {
   size_t write_buffer_bytes = 64 << 20;
+  size_t level_base_bytes = 256 << 20;  // TidesDB level_size_base, RocksDB max_bytes_for_level_base
   size_t block_cache_bytes = 64 << 20;
   size_t block_size = 16 << 10;
   int bloom_bits_per_key = 10;  // ~1% false positives

@@ -162,9 +162,10 @@ class RocksdbEngine final : public KvEngine {
     options.max_background_jobs = 2 * config.background_threads;
     options.max_open_files = 512;  // TidesDB's max_open_sstables default
     // Leveled compaction with the numbers TidesDB's ColumnFamilyOptions use by default
-    // (these are also RocksDB's defaults; written out so the mapping is visible).
+    // (these are also RocksDB's defaults; written out so the mapping is visible); the
+    // level-1 target comes from --level_base_mb for both engines.
     options.level0_file_num_compaction_trigger = 4;
-    options.max_bytes_for_level_base = 256ull << 20;
+    options.max_bytes_for_level_base = config.level_base_bytes;
     options.max_bytes_for_level_multiplier = 10;
     options.num_levels = 7;
     if (config.rocksdb_blob_files) {

@@ -165,7 +165,43 @@ std::optional<CompactionInputs> PickValueLogGc(const Version& v, const ColumnFam
   return c;
 }
 
+// A size-driven pick, done as a trivial move when it may be.
+CompactionInputs SizeCompaction(const Version& v, const ColumnFamilyOptions& options, int level,
+                                std::vector<std::shared_ptr<const FileMetaData>> upper, const char* reason,
+                                const std::vector<uint64_t>& relocate) {
+  CompactionInputs c = WithLowerLevel(v, options, level, std::move(upper), reason, relocate);
+  c.move = CanMoveWithoutRewrite(v, options, c);
+  return c;
+}
+
 }  // namespace
+
+bool CanMoveWithoutRewrite(const Version& v, const ColumnFamilyOptions& options, const CompactionInputs& c) {
+  if (c.output_level == c.level || !c.lower.empty() || c.upper.empty()) return false;
+  // Small L0 files (a CF that gets a small share of a unified memtable) are merged as before
+  // rather than each becoming a level-1 file.
+  if (c.level == 0 && LevelBytes(c.upper) < options.write_buffer_size / 2) return false;
+  std::vector<std::shared_ptr<const FileMetaData>> files = c.upper;
+  std::sort(files.begin(), files.end(),
+            [](const auto& a, const auto& b) { return CompareInternalKey(a->smallest, b->smallest) < 0; });
+  for (size_t i = 0; i < files.size(); ++i) {
+    const FileMetaData& f = *files[i];
+    // Disjoint by user key: two files holding versions of one key may not share a level >= 1.
+    if (i > 0 && !(ExtractUserKey(files[i - 1]->largest) < ExtractUserKey(f.smallest))) return false;
+    if (!f.value_log_refs_known) return false;  // a rewrite records them
+    for (const auto& ref : f.value_log_refs) {
+      if (std::binary_search(c.relocate.begin(), c.relocate.end(), ref.file_number)) return false;
+    }
+    if (f.num_deletions > 0 || options.default_ttl_seconds > 0) {
+      bool deeper = false;
+      for (int l = c.output_level + 1; l < static_cast<int>(v.levels.size()) && !deeper; ++l) {
+        deeper = !OverlappingFiles(v, l, ExtractUserKey(f.smallest), ExtractUserKey(f.largest)).empty();
+      }
+      if (!deeper) return false;  // at the bottom, a rewrite drops tombstones and expired entries
+    }
+  }
+  return true;
+}
 
 std::optional<CompactionInputs> PickCompaction(const Version& v, const ColumnFamilyOptions& options,
                                                std::vector<std::string>* cursors,
@@ -177,7 +213,7 @@ std::optional<CompactionInputs> PickCompaction(const Version& v, const ColumnFam
   // ones that overlap them) into L1.
   if (!v.levels.empty() &&
       static_cast<int>(v.levels[0].size()) >= std::max(options.l1_file_count_trigger, 1)) {
-    return WithLowerLevel(v, options, 0, v.levels[0], "l0-file-count", relocate);
+    return SizeCompaction(v, options, 0, v.levels[0], "l0-file-count", relocate);
   }
   // (2) The level most over its target.
   std::vector<uint64_t> targets = LevelTargets(v, options);
@@ -203,7 +239,7 @@ std::optional<CompactionInputs> PickCompaction(const Version& v, const ColumnFam
     }
     Slice largest = ExtractUserKey(files[pick]->largest);
     (*cursors)[best].assign(largest.data(), largest.size());
-    return WithLowerLevel(v, options, best, {files[pick]}, "level-size", relocate);
+    return SizeCompaction(v, options, best, {files[pick]}, "level-size", relocate);
   }
   // (3) Value-log garbage.
   if (auto gc = PickValueLogGc(v, options, relocate)) return gc;

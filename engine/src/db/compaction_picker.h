@@ -25,6 +25,23 @@
 // A value log no file references is dead and is deleted by the edit that removed its last
 // reference. Nothing is collected or deleted in a CF while any of its files has unknown
 // references (logged before references existed).
+//
+// Trivial move. A size-driven compaction ((1) and (2)) whose files may reach the output
+// level unchanged is done by a manifest edit alone (CompactionInputs::move): sequential
+// inserts then cost one flush and no rewrite. It is allowed when the move keeps every
+// invariant and skips no work a rewrite is due to do (CanMoveWithoutRewrite): nothing in the
+// output level overlaps the files (levels >= 1 stay disjoint) and, from L0, the files are
+// disjoint from one another (all of L0 is an input, so no older L0 file stays above them) and
+// hold at least half of write_buffer_size together (smaller ones, from a CF with a small
+// share of a unified memtable, are merged into one file as before, not moved one by one);
+// every file records its value-log references (they move with it, so value-log accounting
+// is unchanged) and points into no log being collected; and a file holding tombstones does
+// not land where no deeper level overlaps it (there a rewrite would drop them), nor does any
+// file of a CF with a default TTL (a rewrite there drops expired entries). Versions kept for a
+// snapshot since released and entries past a per-write expiry stay in a moved file until it
+// is next rewritten; readers skip them as they do before any compaction. Value-log GC,
+// tombstone-density and manual compactions (PickRangeCompaction, CompactRange, which
+// OPTIMIZE TABLE relies on to purge deleted data) always rewrite.
 #pragma once
 
 #include <memory>
@@ -46,6 +63,9 @@ struct CompactionInputs {
   const char* reason = "";
   // Value logs whose live values this compaction moves to a new value log (ascending).
   std::vector<uint64_t> relocate;
+  // True: `upper` moves to output_level unchanged by a manifest edit (a trivial move; `lower`
+  // is empty). Set only by PickCompaction, when CanMoveWithoutRewrite holds.
+  bool move = false;
 };
 
 struct ValueLogUsage {
@@ -77,6 +97,10 @@ std::vector<uint64_t> LevelTargets(const Version& v, const ColumnFamilyOptions& 
 std::optional<CompactionInputs> PickCompaction(const Version& v, const ColumnFamilyOptions& options,
                                                std::vector<std::string>* cursors,
                                                const std::set<uint64_t>& gc_skip = {});
+
+// True if c's upper files may move to c.output_level without being rewritten (the rules in
+// the header comment, "Trivial move"). c.lower must be what the picker chose for c.upper.
+bool CanMoveWithoutRewrite(const Version& v, const ColumnFamilyOptions& options, const CompactionInputs& c);
 
 // Every file of `level` overlapping [start, limit) (empty limit = to the end) plus what it
 // overlaps in the next level; nothing if `level` has no such file.

@@ -232,3 +232,142 @@ TEST(ValueLogGcPicker, UnknownReferencesBlockCollection) {
 
 }  // namespace
 }  // namespace tidesdb
+
+namespace tidesdb {
+namespace {
+
+// Trivial moves: which size-driven picks move files by a manifest edit alone.
+
+// c was picked for `reason`, overlaps nothing in its output level, and moves or not.
+void ExpectPickOverNothing(const std::optional<CompactionInputs>& c, const char* reason, bool move) {
+  ASSERT_TRUE(c);
+  EXPECT_STREQ(c->reason, reason);
+  EXPECT_TRUE(c->lower.empty());
+  EXPECT_EQ(c->move, move);
+}
+
+TEST(TrivialMovePicker, DisjointL0OverNothingInL1Moves) {
+  Version v;
+  v.levels.resize(4);
+  // Sequential inserts: flushed files follow one another and L1 holds only older keys.
+  v.levels[0] = {File(9, "m", "n", 10), File(8, "k", "l", 10), File(7, "g", "h", 10), File(6, "e", "f", 10)};
+  v.levels[1] = {File(1, "a", "b", 100), File(2, "c", "d", 100)};
+  ColumnFamilyOptions o = Opts();
+  o.write_buffer_size = 80;  // L0 holds 40 bytes: half a write buffer
+  std::vector<std::string> cursors;
+  auto c = PickCompaction(v, o, &cursors);
+  ASSERT_TRUE(c);
+  ExpectPickOverNothing(c, "l0-file-count", true);
+  EXPECT_EQ(c->upper.size(), 4u);
+  // Less than half a write buffer in L0: merged into one file instead.
+  o.write_buffer_size = 100;
+  ExpectPickOverNothing(PickCompaction(v, o, &cursors), "l0-file-count", false);
+}
+
+TEST(TrivialMovePicker, OverlapInL0OrL1IsRewritten) {
+  Version v;
+  v.levels.resize(4);
+  // Two L0 files share the user key "h": they may not share L1.
+  v.levels[0] = {File(9, "m", "n", 10), File(8, "h", "l", 10), File(7, "g", "h", 10), File(6, "e", "f", 10)};
+  ColumnFamilyOptions o = Opts();
+  o.write_buffer_size = 2;  // any L0 is large enough to move
+  std::vector<std::string> cursors;
+  auto c = PickCompaction(v, o, &cursors);
+  ASSERT_TRUE(c);
+  EXPECT_FALSE(c->move);
+  // Disjoint L0, but one file overlaps L1.
+  v.levels[0][1] = File(8, "i", "l", 10);
+  v.levels[1] = {File(1, "a", "e", 100)};
+  c = PickCompaction(v, o, &cursors);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->lower.size(), 1u);
+  EXPECT_FALSE(c->move);
+}
+
+TEST(TrivialMovePicker, OversizedLevelMovesAFileOverAGap) {
+  Version v;
+  v.levels.resize(4);
+  v.levels[1] = {File(1, "a", "b", 3000), File(2, "c", "d", 3000)};
+  v.levels[2] = {File(4, "a", "a5", 5000)};
+  v.levels[3] = {File(5, "a", "z", 50000)};
+  std::vector<std::string> cursors;
+  auto c = PickCompaction(v, Opts(), &cursors);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->upper[0]->file_number, 1u);
+  EXPECT_FALSE(c->move);  // overlaps file 4
+  c = PickCompaction(v, Opts(), &cursors);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->upper[0]->file_number, 2u);
+  EXPECT_TRUE(c->move);
+  EXPECT_EQ(c->output_level, 2);
+}
+
+TEST(TrivialMovePicker, TombstonesAndTtlMoveOnlyAboveDeeperData) {
+  ColumnFamilyOptions o = Opts();
+  o.tombstone_density_trigger = 0;  // only the size pick
+  Version v;
+  v.levels.resize(4);
+  v.levels[1] = {File(1, "c", "d", 3000, 100, 10)};
+  v.levels[2] = {File(6, "x", "y", 100)};
+  std::vector<std::string> cursors;
+  // Nothing below L2 holds c..d: a rewrite into L2 drops the tombstones.
+  auto c = PickCompaction(v, o, &cursors);
+  ASSERT_TRUE(c);
+  EXPECT_FALSE(c->move);
+  // L3 holds keys there: the tombstones must stay anyway.
+  v.levels[3] = {File(5, "a", "z", 50000)};
+  c = PickCompaction(v, o, &cursors);
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(c->move);
+  // Without tombstones, a CF with a TTL still rewrites where nothing lies deeper.
+  v.levels[1] = {File(1, "c", "d", 3000)};
+  v.levels[3].clear();
+  o.default_ttl_seconds = 3600;
+  c = PickCompaction(v, o, &cursors);
+  ASSERT_TRUE(c);
+  EXPECT_FALSE(c->move);
+  o.default_ttl_seconds = 0;
+  c = PickCompaction(v, o, &cursors);
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(c->move);
+}
+
+TEST(TrivialMovePicker, ValueLogWorkIsRewritten) {
+  ColumnFamilyOptions o = Opts();
+  o.value_log_gc_threshold = 0.3;
+  Version v;
+  v.levels.resize(4);
+  auto f = std::make_shared<FileMetaData>(*File(1, "a", "b", 3000));
+  f->value_log_refs = {{50, 500}};
+  v.levels[1] = {f};
+  v.levels[2] = {File(6, "x", "y", 100)};
+  v.value_logs = {Vlog(50, 1000)};  // 50% garbage: to collect
+  std::vector<std::string> cursors;
+  auto c = PickCompaction(v, o, &cursors);
+  ASSERT_TRUE(c);
+  EXPECT_STREQ(c->reason, "level-size");
+  EXPECT_EQ(c->relocate, (std::vector<uint64_t>{50}));
+  EXPECT_FALSE(c->move);  // its pointers into log 50 must be relocated
+  o.value_log_gc_threshold = 0.9;
+  c = PickCompaction(v, o, &cursors);
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(c->move);
+  // A file logged before references were recorded is rewritten so they get recorded.
+  f->value_log_refs_known = false;
+  c = PickCompaction(v, o, &cursors);
+  ASSERT_TRUE(c);
+  EXPECT_FALSE(c->move);
+}
+
+TEST(TrivialMovePicker, ManualAndTombstoneCompactionsAlwaysRewrite) {
+  Version v;
+  v.levels.resize(4);
+  v.levels[1] = {File(1, "a", "b", 10, 100, 90)};
+  v.levels[3] = {File(5, "a", "z", 50000)};
+  ExpectPickOverNothing(PickRangeCompaction(v, Opts(), 1, "", ""), "manual", false);
+  std::vector<std::string> cursors;
+  ExpectPickOverNothing(PickCompaction(v, Opts(), &cursors), "tombstone-density", false);
+}
+
+}  // namespace
+}  // namespace tidesdb

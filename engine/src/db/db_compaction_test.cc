@@ -1,5 +1,5 @@
 // Compaction behaviour through the public API: space reclamation, tombstones, snapshots,
-// TTL, manual compaction and back-pressure.
+// TTL, manual compaction, back-pressure and trivial moves.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -55,6 +55,33 @@ class CompactionTest : public ::testing::Test {
     char k[16];
     std::snprintf(k, sizeof(k), "key%08d", i);
     return k;
+  }
+  // A counter of GetProperty("tidesdb.stats").
+  uint64_t Stat(const std::string& name) {
+    std::string stats;
+    EXPECT_TRUE(db_->GetProperty(cf(), "tidesdb.stats", &stats));
+    size_t at = stats.find(" " + name + "=");
+    EXPECT_NE(at, std::string::npos) << name;
+    return at == std::string::npos ? 0 : std::stoull(stats.substr(at + name.size() + 2));
+  }
+  // Point reads and a full scan (at `snap`, or the present) see exactly `model`.
+  void ExpectContents(const std::map<std::string, std::string>& model, const Snapshot* snap = nullptr) {
+    ReadOptions ro;
+    ro.snapshot = snap;
+    for (const auto& [k, v] : model) {
+      std::string got;
+      ASSERT_TRUE(db_->Get(ro, cf(), k, &got).ok()) << k;
+      ASSERT_EQ(got, v) << k;
+    }
+    auto it = db_->NewIterator(ro, cf());
+    auto m = model.begin();
+    for (it->SeekToFirst(); it->Valid(); it->Next(), ++m) {
+      ASSERT_NE(m, model.end()) << "extra key " << std::string(it->key());
+      ASSERT_EQ(std::string(it->key()), m->first);
+      ASSERT_EQ(it->value(), m->second);
+    }
+    ASSERT_TRUE(it->status().ok());
+    ASSERT_EQ(m, model.end()) << "missing key " << m->first;
   }
   int CountKeys() {
     int n = 0;
@@ -241,6 +268,98 @@ TEST_F(CompactionTest, ManyColumnFamiliesCompactIndependently) {
     for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
     EXPECT_EQ(n, 3000);
   }
+}
+
+// Trivial moves: a file that overlaps nothing below moves down by a manifest edit.
+TEST_F(CompactionTest, SequentialKeysMoveDownWithoutBeingRewritten) {
+  std::map<std::string, std::string> model, at_snapshot;
+  const Snapshot* snap = nullptr;
+  for (int i = 0; i < 20000; ++i) {
+    std::string v = std::to_string(i) + std::string(60, 'v');
+    ASSERT_TRUE(db_->Put(WriteOptions(), cf(), Key(i), v).ok());
+    model[Key(i)] = v;
+    if (i == 9999) {
+      snap = db_->GetSnapshot();
+      at_snapshot = model;
+    }
+  }
+  ASSERT_TRUE(db_->WaitForBackgroundWork().ok());
+  EXPECT_GT(Stat("compaction_trivial_moves"), 0u);
+  EXPECT_GT(Stat("compaction_bytes_moved"), 0u);
+  EXPECT_EQ(Stat("compaction_bytes_written"), 0u) << "every compaction of ascending keys is a move";
+  EXPECT_LT(FilesAt(0), 3);
+  EXPECT_GT(FilesAt(2) + FilesAt(3), 0) << "files moved past L1";
+  ExpectContents(model);
+  ExpectContents(at_snapshot, snap);
+  db_->ReleaseSnapshot(snap);
+  // The manifest replays the moves: every moved file is still there and live.
+  Open();
+  ExpectContents(model);
+  ASSERT_TRUE(db_->WaitForBackgroundWork().ok());
+  Open();
+  ExpectContents(model);
+}
+
+TEST_F(CompactionTest, FilesOverlappingTheNextLevelAreStillRewritten) {
+  std::map<std::string, std::string> model;
+  for (int i = 0; i < 20000; ++i) {
+    std::string v = std::to_string(i) + std::string(60, 'v');
+    ASSERT_TRUE(db_->Put(WriteOptions(), cf(), Key(i), v).ok());
+    model[Key(i)] = v;
+  }
+  ASSERT_TRUE(db_->WaitForBackgroundWork().ok());
+  ASSERT_EQ(Stat("compaction_bytes_written"), 0u);
+  // Overwrites and deletes all over the key range: every new file overlaps older ones.
+  std::mt19937 rng(11);
+  const Snapshot* snap = db_->GetSnapshot();
+  std::map<std::string, std::string> at_snapshot = model;
+  for (int i = 0; i < 20000; ++i) {
+    std::string k = Key(static_cast<int>(rng() % 20000));
+    if (i % 3 == 0) {
+      ASSERT_TRUE(db_->Delete(WriteOptions(), cf(), k).ok());
+      model.erase(k);
+    } else {
+      std::string v = "new" + std::to_string(i) + std::string(60, 'n');
+      ASSERT_TRUE(db_->Put(WriteOptions(), cf(), k, v).ok());
+      model[k] = v;
+    }
+  }
+  ASSERT_TRUE(db_->WaitForBackgroundWork().ok());
+  EXPECT_GT(Stat("compaction_bytes_written"), 0u);
+  ExpectContents(model);
+  ExpectContents(at_snapshot, snap);
+  db_->ReleaseSnapshot(snap);
+  Open();
+  ExpectContents(model);
+}
+
+// A move keeps what a rewrite would have dropped (here a version kept for a snapshot since
+// released); a manual compaction (OPTIMIZE TABLE in the SQL engine) rewrites and drops it.
+TEST_F(CompactionTest, ManualCompactionRewritesFilesThatCouldMove) {
+  db_.reset();
+  std::filesystem::remove_all(dir_);
+  options_.default_cf_options.write_buffer_size = 1024;  // L0 files of a few entries may move
+  Open();
+  ASSERT_TRUE(db_->Put(WriteOptions(), cf(), "k", "old").ok());
+  const Snapshot* snap = db_->GetSnapshot();
+  ASSERT_TRUE(db_->Put(WriteOptions(), cf(), "k", "new").ok());
+  ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  db_->ReleaseSnapshot(snap);
+  for (const char* k : {"l", "m"}) {
+    ASSERT_TRUE(db_->Put(WriteOptions(), cf(), k, "v").ok());
+    ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  }
+  ASSERT_TRUE(db_->WaitForBackgroundWork().ok());  // three L0 files: the trigger
+  EXPECT_EQ(FilesAt(0), 0);
+  EXPECT_EQ(Stat("compaction_trivial_moves"), 3u);
+  EXPECT_EQ(Stat("compaction_bytes_written"), 0u);
+  EXPECT_EQ(db_->EstimateRange(cf(), Range{"", ""}).keys, 4u) << "the old version of k moved along";
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  EXPECT_GT(Stat("compaction_bytes_written"), 0u);
+  EXPECT_EQ(db_->EstimateRange(cf(), Range{"", ""}).keys, 3u);
+  ExpectContents({{"k", "new"}, {"l", "v"}, {"m", "v"}});
+  Open();
+  ExpectContents({{"k", "new"}, {"l", "v"}, {"m", "v"}});
 }
 
 }  // namespace

@@ -321,15 +321,19 @@ Status DBImpl::ApplyRecoveredEdit(const VersionEdit& edit) {
     if (!v) v = std::make_shared<Version>(*cfd->version);
     return v;
   };
+  // A file deleted and added by one edit moved between levels (a trivial move). It keeps its
+  // tracked metadata: releasing that would queue the live file for deletion.
+  std::map<std::pair<uint32_t, uint64_t>, std::shared_ptr<const FileMetaData>> removed;
   for (const auto& d : edit.deleted_files()) {
     ColumnFamilyData* cfd = cfd_of(d.cf_id);
     if (cfd == nullptr) continue;
     auto v = version_of(cfd);
     if (static_cast<size_t>(d.level) < v->levels.size()) {
-      auto& files = v->levels[d.level];
-      files.erase(std::remove_if(files.begin(), files.end(),
-                                 [&](const auto& f) { return f->file_number == d.file_number; }),
-                  files.end());
+      std::erase_if(v->levels[d.level], [&](const auto& f) {
+        if (f->file_number != d.file_number) return false;
+        removed[{d.cf_id, d.file_number}] = f;
+        return true;
+      });
     }
   }
   for (const auto& n : edit.new_files()) {
@@ -338,7 +342,16 @@ Status DBImpl::ApplyRecoveredEdit(const VersionEdit& edit) {
     auto v = version_of(cfd);
     if (v->levels.size() <= static_cast<size_t>(n.level)) v->levels.resize(n.level + 1);
     auto& files = v->levels[n.level];
-    auto meta = TrackFile(n.meta);
+    std::shared_ptr<const FileMetaData> meta;
+    if (auto moved = removed.find({n.cf_id, n.meta.file_number}); moved != removed.end()) {
+      if (!(*moved->second == n.meta)) {
+        return Status::Corruption("manifest: file " + std::to_string(n.meta.file_number) +
+                                  " moved between levels with different metadata");
+      }
+      meta = moved->second;
+    } else {
+      meta = TrackFile(n.meta);
+    }
     if (n.level == 0) {
       files.insert(files.begin(), meta);  // newer flushes are logged later
     } else {

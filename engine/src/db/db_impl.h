@@ -212,6 +212,9 @@ class DBImpl final : public DB {
   void CompactionLoop();
   Status RunCompactionLocked(std::unique_lock<std::mutex>& lock, ColumnFamilyData* cfd,
                              const struct CompactionInputs& c);
+  // A trivial move (c.move): one manifest edit moves c.upper to c.output_level unchanged.
+  Status MoveFilesLocked(std::unique_lock<std::mutex>& lock, ColumnFamilyData* cfd,
+                         const struct CompactionInputs& c);
   Status RunSubcompaction(ColumnFamilyData* cfd, const struct CompactionInputs& c, const Version& version,
                           const std::vector<SequenceNumber>& snapshots, const std::string* start,
                           const std::string* end, std::vector<CompactionOutput>* outputs,
@@ -317,7 +320,8 @@ class DBImpl final : public DB {
       stat_flushes_{0}, stat_flush_bytes_{0}, stat_stall_micros_{0}, stat_slowdown_micros_{0},
       stat_compactions_{0}, stat_compaction_bytes_read_{0}, stat_compaction_bytes_written_{0},
       stat_compaction_entries_dropped_{0}, stat_vlog_relocated_bytes_{0}, stat_vlog_files_deleted_{0},
-      stat_vlog_bytes_deleted_{0}, stat_vlog_relocation_errors_{0}, stat_flush_entries_dropped_{0};
+      stat_vlog_bytes_deleted_{0}, stat_vlog_relocation_errors_{0}, stat_flush_entries_dropped_{0},
+      stat_trivial_moves_{0}, stat_trivial_move_bytes_{0};
   // Point reads answered per source: [0] memtables, [1 + L] level L; [kMaxReadLevels] not found.
   static constexpr int kMaxReadLevels = 9;
   std::array<std::atomic<uint64_t>, kMaxReadLevels + 1> stat_reads_{};

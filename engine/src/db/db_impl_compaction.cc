@@ -318,8 +318,45 @@ Status DBImpl::RunSubcompaction(ColumnFamilyData* cfd, const CompactionInputs& c
   return s;
 }
 
+Status DBImpl::MoveFilesLocked(std::unique_lock<std::mutex>& l, ColumnFamilyData* cfd,
+                               const CompactionInputs& c) {
+  if (cfd->dropped) return Status::Aborted("column family dropped before compaction");
+  // The same FileMetaData objects move, so the files stay live (their last release deletes
+  // them) and their value-log references, sizes and counts come along: no value log gains
+  // or loses live bytes. The picker ran on cfd->version under this lock hold.
+  VersionEdit edit;
+  auto v = std::make_shared<Version>(*cfd->version);
+  if (v->levels.size() <= static_cast<size_t>(c.output_level)) v->levels.resize(c.output_level + 1);
+  auto& from = v->levels[c.level];
+  auto& to = v->levels[c.output_level];
+  uint64_t bytes = 0;
+  for (const auto& f : c.upper) {
+    std::erase_if(from, [&](const auto& g) { return g->file_number == f->file_number; });
+    to.push_back(f);
+    edit.DeleteFile(cfd->id, c.level, f->file_number);
+    edit.AddFile(cfd->id, c.output_level, *f);
+    bytes += f->file_size;
+  }
+  std::sort(to.begin(), to.end(),
+            [](const auto& a, const auto& b) { return CompareInternalKey(a->smallest, b->smallest) < 0; });
+  edit.SetNextFileNumber(next_file_number_);
+  Status s = LogAndApply(&edit);
+  if (!s.ok()) return s;
+  cfd->version = std::move(v);
+  stat_trivial_moves_ += c.upper.size();
+  stat_trivial_move_bytes_ += bytes;
+  compaction_progress_++;
+  UpdateL0StatsLocked();
+  l.unlock();
+  Log(LogLevel::kInfo, "trivial move (%s) cf %u: L%d %zu files, %llu bytes -> L%d, not rewritten", c.reason,
+      cfd->id, c.level, c.upper.size(), static_cast<unsigned long long>(bytes), c.output_level);
+  l.lock();
+  return Status::OK();
+}
+
 Status DBImpl::RunCompactionLocked(std::unique_lock<std::mutex>& l, ColumnFamilyData* cfd,
                                    const CompactionInputs& c) {
+  if (c.move) return MoveFilesLocked(l, cfd, c);
   // A snapshot registered later reads at a sequence at least as new as every input entry.
   const std::vector<SequenceNumber> snapshots(snapshots_.begin(), snapshots_.end());
   std::shared_ptr<const Version> version = cfd->version;

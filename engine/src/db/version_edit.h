@@ -42,6 +42,10 @@
 // reader must not guess at a field it does not understand. Tags are never reused or redefined; a change of a
 // payload gets a new tag.
 //
+// Replay applies an edit's deleted files before its new ones. A file deleted at one level and
+// added with the same metadata at another by one edit has moved there unchanged (a trivial
+// move, compaction_picker.h) and stays live.
+//
 // ColumnFamilyOptions payload: a sequence of (varint32 tag, value) pairs, one per field of
 // struct ColumnFamilyOptions. Unsigned integers are varint64, int fields varint32 of their
 // two's complement bits, bools varint32 0/1, doubles fixed64 of their IEEE-754 bits, the
