@@ -373,8 +373,13 @@ TEST_F(FaultTest, FailingFlushBacksUpThenReportsAndRecovers) {
       // worth of batches (~1.4 KiB each) were accepted.
       EXPECT_GT(written, 100) << s.ToString();
     } else {
+      // Writes stop at the first failed manifest write: a flush's, or a compaction's of
+      // the files the earlier case left (its timing varies), so no count is promised.
       EXPECT_TRUE(s.IsIOError()) << s.ToString();
-      EXPECT_GT(written, 40) << "a write buffer filled and its flush started";
+      const std::string message = s.ToString();
+      EXPECT_TRUE(message.find("manifest write failed") != std::string::npos ||
+                  message.find("MANIFEST-") != std::string::npos)
+          << message;
     }
     EXPECT_GT(injected.load(), 0);
     EXPECT_TRUE(Logged(LogLevel::kError, "flush failed (retrying in 200 ms): ")) << "the failure is reported";
