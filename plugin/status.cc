@@ -16,7 +16,7 @@ namespace {
 // Library counters copied out of the properties when SHOW STATUS asks.
 struct LibraryCounters {
   unsigned long long block_cache_hits = 0, block_cache_misses = 0, block_cache_usage = 0;
-  unsigned long long flushes = 0, compactions = 0, slowdown_micros = 0, stall_micros = 0;
+  unsigned long long flushes = 0, compactions = 0, trivial_moves = 0, slowdown_micros = 0, stall_micros = 0;
   unsigned long long wal_syncs = 0, wal_bytes = 0, commit_groups = 0;
   unsigned long long lock_timeouts = 0, deadlocks = 0;
 };
@@ -58,6 +58,7 @@ void refresh() {
   library.block_cache_usage = field_of(cache, "usage");
   library.flushes = field_of(stats, "flushes");
   library.compactions = field_of(stats, "compactions");
+  library.trivial_moves = field_of(stats, "compaction_trivial_moves");
   library.slowdown_micros = field_of(stats, "slowdown_micros");
   library.stall_micros = field_of(stats, "stall_micros");
   library.wal_syncs = field_of(stats, "wal_syncs");
@@ -83,6 +84,8 @@ SHOW_VAR exported[] = {
     {"block_cache_usage", reinterpret_cast<char*>(&library.block_cache_usage), SHOW_ULONGLONG},
     {"flushes", reinterpret_cast<char*>(&library.flushes), SHOW_ULONGLONG},
     {"compactions", reinterpret_cast<char*>(&library.compactions), SHOW_ULONGLONG},
+    // Files moved down a level by a manifest edit instead of a rewrite (not in compactions).
+    {"compaction_trivial_moves", reinterpret_cast<char*>(&library.trivial_moves), SHOW_ULONGLONG},
     {"write_slowdown_micros", reinterpret_cast<char*>(&library.slowdown_micros), SHOW_ULONGLONG},
     {"write_stall_micros", reinterpret_cast<char*>(&library.stall_micros), SHOW_ULONGLONG},
     {"wal_bytes", reinterpret_cast<char*>(&library.wal_bytes), SHOW_ULONGLONG},
