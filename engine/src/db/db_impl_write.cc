@@ -521,10 +521,16 @@ Status DBImpl::SyncWAL() {
 }
 
 void DBImpl::IntervalSyncLoop() {
+  const auto interval = std::chrono::microseconds(std::max<uint64_t>(options_.sync_interval_micros, 1000));
   std::unique_lock<std::mutex> l(mutex_);
+  auto next = std::chrono::steady_clock::now() + interval;
   while (!shutting_down_) {
-    bg_cv_.wait_for(l, std::chrono::microseconds(std::max<uint64_t>(options_.sync_interval_micros, 1000)));
+    // bg_cv_ also wakes for every flush and compaction: sleep on until the interval is
+    // over, so the WAL is synced once per interval, not once per background event.
+    bg_cv_.wait_until(l, next);
     if (shutting_down_) break;
+    if (std::chrono::steady_clock::now() < next) continue;
+    next = std::chrono::steady_clock::now() + interval;
     if (!wal_dirty_.exchange(false, std::memory_order_acq_rel)) continue;
     l.unlock();
     SyncWAL();  // a failure refuses later writes

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -519,6 +520,30 @@ TEST_P(DBTest, ConcurrentWritersAllLand) {
   EXPECT_EQ(n, kThreads * kPerThread);
   std::string stats;
   ASSERT_TRUE(db_->GetProperty(nullptr, "tidesdb.stats", &stats));
+}
+
+// kInterval syncs the WAL once per interval, not once per background event: flushes wake
+// the same condition variable the syncer sleeps on, and it used to sync at every wake-up.
+TEST_P(DBTest, IntervalModeSyncsOncePerInterval) {
+  options_.sync_mode = SyncMode::kInterval;
+  options_.sync_interval_micros = 200'000;
+  options_.unified_memtable_write_buffer_size = 64 << 10;  // a flush every ~500 writes
+  options_.default_cf_options.write_buffer_size = 64 << 10;
+  Reopen();
+  auto stat = [&](const std::string& name) {
+    std::string stats;
+    EXPECT_TRUE(db_->GetProperty(nullptr, "tidesdb.stats", &stats));
+    auto pos = stats.find(" " + name + "=");
+    return std::stoull(stats.substr(pos + name.size() + 2));
+  };
+  const auto start = std::chrono::steady_clock::now();
+  const uint64_t syncs_before = stat("wal_syncs");
+  for (int i = 0; i < 60000; ++i) Put("k" + std::to_string(i), std::string(100, 'v'));
+  const uint64_t syncs = stat("wal_syncs") - syncs_before;
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  const uint64_t intervals = static_cast<uint64_t>(elapsed / std::chrono::milliseconds(200));
+  EXPECT_GT(stat("flushes"), 5u);  // background events happened
+  EXPECT_LE(syncs, intervals + 2) << syncs << " syncs in " << intervals << " intervals";
 }
 
 TEST_P(DBTest, MemtableSwitchesAndBackgroundFlushesKeepEverything) {
