@@ -11,7 +11,7 @@ MARIADB_PKGS=(mariadb-server mariadb-server-core mariadb-client mariadb-client-c
   libmariadbd-dev libmariadbd19 libmariadb-dev libmariadb3 mariadb-backup)
 BUILD_PKGS=(build-essential cmake ccache pkg-config libgtest-dev googletest
   libbenchmark-dev liblz4-dev libzstd-dev libsnappy-dev libxxhash-dev librocksdb-dev
-  clang-format perl python3 python3-pymysql sysbench procps)
+  clang-format perl python3 python3-pymysql sysbench procps mount)
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
