@@ -71,6 +71,11 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   int start_stmt(THD* thd, thr_lock_type lock_type) override;
   bool get_error_message(int error, String* buf) override;
 
+  // --- maintenance (ha_tidesdb_admin.cc)
+  // Decodes a stored row into record[0] with its indexed virtual columns computed, as
+  // the index entries are made from it; false if the row cannot be decoded.
+  bool decode_for_indexes(const std::string& stored);
+
   // --- reads (ha_tidesdb_read.cc)
   int rnd_init(bool scan) override;
   int rnd_end() override;

@@ -12,6 +12,12 @@
 
 namespace tidesql {
 
+bool ha_tidesdb::decode_for_indexes(const std::string& stored) {
+  if (decode_row(table, stored, table->record[0]) != 0) return false;
+  if (table->vfield != nullptr) table->update_virtual_fields(this, VCOL_UPDATE_INDEXED);
+  return true;
+}
+
 int ha_tidesdb::analyze(THD* thd, HA_CHECK_OPT* check_opt) {
   TableStats st;
   tidesdb::ReadOptions ro;
@@ -84,11 +90,10 @@ int ha_tidesdb::check(THD* thd, HA_CHECK_OPT* check_opt) {
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       rows++;
       value.assign(it->value().data(), it->value().size());
-      if (decode_row(table, value, table->record[0]) != 0) {
+      if (!decode_for_indexes(value)) {
         missing++;
         continue;
       }
-      if (table->vfield != nullptr) table->update_virtual_fields(this, VCOL_UPDATE_INDEXED);
       std::string pk(it->key().data(), it->key().size());
       for (uint i = 0; i < table->s->keys; i++) {
         if (is_primary(i)) continue;
@@ -152,12 +157,11 @@ int ha_tidesdb::repair(THD* thd, HA_CHECK_OPT* check_opt) {
     auto it = base_db()->NewIterator(ro, data_cf());
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       row.assign(it->value().data(), it->value().size());
-      if (decode_row(table, row, table->record[0]) != 0) {
+      if (!decode_for_indexes(row)) {
         sql_print_error("TidesDB: REPAIR TABLE %s: a row cannot be decoded; the indexes were not rebuilt",
                         share_->name.c_str());
         return HA_ADMIN_CORRUPT;
       }
-      if (table->vfield != nullptr) table->update_virtual_fields(this, VCOL_UPDATE_INDEXED);
       pk.assign(it->key().data(), it->key().size());
       for (uint i = 0; i < table->s->keys; i++) {
         if (is_primary(i)) continue;
@@ -191,8 +195,7 @@ int ha_tidesdb::repair(THD* thd, HA_CHECK_OPT* check_opt) {
       if (entry_primary_key(i, entry_key, entry_value, &pk, &packed)) {
         s = base_db()->Get(ro, data_cf(), pk, &row);
         if (!s.ok() && !s.IsNotFound()) return fail(s);
-        if (s.ok() && decode_row(table, row, table->record[0]) == 0) {
-          if (table->vfield != nullptr) table->update_virtual_fields(this, VCOL_UPDATE_INDEXED);
+        if (s.ok() && decode_for_indexes(row)) {
           encode_index_entry(i, table->record[0], pk, &key, &value);
           produced = key == entry_key;
         }

@@ -99,8 +99,8 @@ CommitTable::Check CommitTable::CheckKey(uint32_t cf_id, Slice key, SequenceNumb
   return it != shard.entries.end() && it->second->seq > snapshot_seq ? Check::kConflict : Check::kClean;
 }
 
-Status CommitTable::Validate(uint32_t cf_id, Slice key, SequenceNumber snapshot_seq) const {
-  switch (CheckKey(cf_id, key, snapshot_seq)) {
+Status CommitTable::StatusOf(Check check) {
+  switch (check) {
     case Check::kClean:
       return Status::OK();
     case Check::kConflict:

@@ -77,7 +77,10 @@ class CommitTable {
 
   // OK for kClean; Busy("write conflict ...") for kConflict and, conservatively, for
   // kForgotten.
-  Status Validate(uint32_t cf_id, Slice key, SequenceNumber snapshot_seq) const;
+  static Status StatusOf(Check check);
+  Status Validate(uint32_t cf_id, Slice key, SequenceNumber snapshot_seq) const {
+    return StatusOf(CheckKey(cf_id, key, snapshot_seq));
+  }
 
   // Validates every key against snapshot_seq; if all pass, calls allocate_commit_seq()
   // once, records every key at the sequence it returns, stores it in *commit_seq and

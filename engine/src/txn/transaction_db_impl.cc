@@ -111,18 +111,12 @@ Status TransactionDBImpl::CheckPreparedRangesLocked(uint64_t txn_id, uint32_t cf
 Status TransactionDBImpl::ValidateKey(uint32_t cf_id, Slice key, SequenceNumber since,
                                       SequenceNumber* checked_to) {
   *checked_to = since;
-  switch (commit_table_.CheckKey(cf_id, key, since)) {
-    case CommitTable::Check::kClean:
-      return Status::OK();
-    case CommitTable::Check::kConflict:
-      return Status::Busy("write conflict: key was committed after the snapshot");
-    case CommitTable::Check::kForgotten:
-      break;
-  }
+  const CommitTable::Check check = commit_table_.CheckKey(cf_id, key, since);
+  if (check != CommitTable::Check::kForgotten) return CommitTable::StatusOf(check);
   SequenceNumber newest = 0;
   Status s = impl_->NewestSequence(cf_id, key, &newest, checked_to);
   if (!s.ok()) return s;
-  if (newest > since) return Status::Busy("write conflict: key was committed after the snapshot");
+  if (newest > since) return CommitTable::StatusOf(CommitTable::Check::kConflict);
   stat_forgotten_checks_.fetch_add(1, std::memory_order_relaxed);
   return Status::OK();
 }

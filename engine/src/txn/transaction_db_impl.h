@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "db/db_impl.h"
@@ -191,7 +192,7 @@ class TransactionImpl final : public Transaction {
   // committed after its snapshot, however many other commits the table has forgotten.
   Status PrevalidateForgotten();
   // The sequence from which the commit leader validates write-set key (cf_id, key).
-  SequenceNumber ValidateWriteFrom(uint32_t cf_id, Slice key) const;
+  SequenceNumber ValidateWriteFrom(uint32_t cf_id, const std::string& key) const;
 
   TransactionDBImpl* const db_;
   const TransactionOptions options_;
@@ -202,8 +203,8 @@ class TransactionImpl final : public Transaction {
   std::vector<ReadKey> reads_;
   std::vector<KeyRange> ranges_;  // scanned by iterators (serializable)
   // Write-set keys checked clean in the database up to a sequence above the snapshot
-  // (PrevalidateForgotten); usually empty. Key: fixed32 cf id + key.
-  std::map<std::string, SequenceNumber, std::less<>> checked_to_;
+  // (PrevalidateForgotten); usually empty.
+  std::map<std::pair<uint32_t, std::string>, SequenceNumber> checked_to_;
   // Serializable: registered with BeginSerializable; the snapshot is not taken below this.
   bool serializable_registered_ = false;
   SequenceNumber range_floor_ = 0;

@@ -244,6 +244,7 @@ void TransactionImpl::Finish(State final_state) {
   ws_.Clear();
   reads_.clear();
   ranges_.clear();
+  checked_to_.clear();
   if (snapshot_ != nullptr) {
     db_->db_->ReleaseSnapshot(snapshot_);
     snapshot_ = nullptr;
@@ -277,15 +278,6 @@ Status TransactionImpl::LockForCommit(bool prepare) {
   return Status::OK();
 }
 
-namespace {
-std::string CheckedKey(uint32_t cf_id, Slice key) {
-  std::string k;
-  PutFixed32(&k, cf_id);
-  k.append(key.data(), key.size());
-  return k;
-}
-}  // namespace
-
 Status TransactionImpl::PrevalidateForgotten() {
   // Nothing forgotten from where this transaction validates: the usual case, no lookups.
   const SequenceNumber forgotten = db_->commit_table_.MaxLowWaterMark();
@@ -293,11 +285,10 @@ Status TransactionImpl::PrevalidateForgotten() {
     const SequenceNumber snap = snapshot_->sequence();
     for (const auto& [cf_id, map] : ws_.cfs()) {
       for (const auto& [key, e] : map) {
-        if (db_->commit_table_.CheckKey(cf_id, key, snap) != CommitTable::Check::kForgotten) continue;
         SequenceNumber checked_to;
         Status s = db_->ValidateKey(cf_id, key, snap, &checked_to);
         if (!s.ok()) return CountFailure(s);
-        checked_to_[CheckedKey(cf_id, key)] = checked_to;
+        if (checked_to > snap) checked_to_[{cf_id, key}] = checked_to;
       }
     }
   }
@@ -309,9 +300,9 @@ Status TransactionImpl::PrevalidateForgotten() {
   return Status::OK();
 }
 
-SequenceNumber TransactionImpl::ValidateWriteFrom(uint32_t cf_id, Slice key) const {
+SequenceNumber TransactionImpl::ValidateWriteFrom(uint32_t cf_id, const std::string& key) const {
   if (checked_to_.empty()) return 0;
-  auto it = checked_to_.find(CheckedKey(cf_id, key));
+  auto it = checked_to_.find({cf_id, key});
   return it == checked_to_.end() ? 0 : it->second;
 }
 
