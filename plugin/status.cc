@@ -25,7 +25,7 @@ LibraryCounters library;
 std::mutex library_mutex;
 // Copies of the connection-side counters, so the array below holds plain values.
 unsigned long long rows_read, rows_inserted, rows_updated, rows_deleted, transactions, commits, rollbacks,
-    conflicts;
+    conflicts, prepares, binlog_checkpoints;
 
 unsigned long long field_of(const std::string& text, const char* name) {
   std::string key = std::string(name) + "=";
@@ -47,6 +47,8 @@ void refresh() {
   commits = status_counters.commits.load();
   rollbacks = status_counters.rollbacks.load();
   conflicts = status_counters.conflicts.load();
+  prepares = status_counters.prepares.load();
+  binlog_checkpoints = status_counters.binlog_checkpoints.load();
   tidesdb::DB* db = base_db();
   if (db == nullptr) return;
   std::string stats, cache, txn;
@@ -77,6 +79,8 @@ SHOW_VAR exported[] = {
     {"commits", reinterpret_cast<char*>(&commits), SHOW_ULONGLONG},
     {"rollbacks", reinterpret_cast<char*>(&rollbacks), SHOW_ULONGLONG},
     {"conflicts", reinterpret_cast<char*>(&conflicts), SHOW_ULONGLONG},
+    {"prepares", reinterpret_cast<char*>(&prepares), SHOW_ULONGLONG},
+    {"binlog_checkpoints", reinterpret_cast<char*>(&binlog_checkpoints), SHOW_ULONGLONG},
     {"lock_wait_timeouts", reinterpret_cast<char*>(&library.lock_timeouts), SHOW_ULONGLONG},
     {"deadlocks", reinterpret_cast<char*>(&library.deadlocks), SHOW_ULONGLONG},
     {"block_cache_hits", reinterpret_cast<char*>(&library.block_cache_hits), SHOW_ULONGLONG},

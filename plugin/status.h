@@ -21,6 +21,8 @@ struct StatusCounters {
   std::atomic<unsigned long long> rollbacks{0};
   std::atomic<unsigned long long> conflicts{0};
   std::atomic<unsigned long long> lock_wait_timeouts{0};
+  std::atomic<unsigned long long> prepares{0};            // two-phase commits' first phases
+  std::atomic<unsigned long long> binlog_checkpoints{0};  // commit_checkpoint_request answered
 };
 
 extern StatusCounters status_counters;

@@ -209,13 +209,17 @@ bool pessimistic_locking(THD* thd) { return THDVAR(thd, pessimistic_locking); }
 
 unsigned long lock_wait_timeout_seconds(THD* thd) { return THDVAR(thd, lock_wait_timeout); }
 
+tidesdb::SyncMode configured_sync_mode() {
+  return static_cast<tidesdb::SyncMode>(sysvars.unified_memtable ? sysvars.unified_memtable_sync_mode
+                                                                 : sysvars.default_sync_mode);
+}
+
 tidesdb::Options database_options() {
   tidesdb::Options options;
   options.block_cache_size = sysvars.block_cache_size;
   options.unified_memtable = sysvars.unified_memtable;
   options.unified_memtable_write_buffer_size = sysvars.unified_memtable_write_buffer_size;
-  options.sync_mode = static_cast<tidesdb::SyncMode>(
-      sysvars.unified_memtable ? sysvars.unified_memtable_sync_mode : sysvars.default_sync_mode);
+  options.sync_mode = configured_sync_mode();
   options.flush_threads = static_cast<int>(sysvars.flush_threads);
   options.compaction_threads = static_cast<int>(sysvars.compaction_threads);
   options.max_open_sstables = static_cast<int>(sysvars.max_open_sstables);

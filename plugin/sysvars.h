@@ -81,6 +81,8 @@ unsigned long lock_wait_timeout_seconds(THD* thd);
 // tidesdb_unified_memtable_sync_mode when the unified memtable is on, otherwise
 // tidesdb_default_sync_mode.
 tidesdb::Options database_options();
+// The WAL sync mode database_options() opens with.
+tidesdb::SyncMode configured_sync_mode();
 
 // Options for a column family created now, from the current tidesdb_default_* values.
 tidesdb::ColumnFamilyOptions column_family_options();

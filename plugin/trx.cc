@@ -40,6 +40,9 @@ void begin_transaction(THD* thd, TrxContext* trx, bool snapshot_at_begin) {
   options.mode = pessimistic_locking(thd) ? tidesdb::ConcurrencyMode::kPessimistic
                                           : tidesdb::ConcurrencyMode::kOptimistic;
   options.lock_timeout_micros = static_cast<int64_t>(lock_wait_timeout_seconds(thd)) * 1000000;
+  // Prepare follows tidesdb's sync mode too (the library syncs every prepare by default):
+  // at NONE the binary log, or nothing, is the durable record (docs/SQL-ENGINE.md).
+  options.sync_mode = configured_sync_mode();
   options.snapshot_at_begin =
       snapshot_at_begin && options.isolation != tidesdb::IsolationLevel::kReadCommitted;
   // KILL QUERY / KILL CONNECTION / max_statement_time end a lock wait within the
@@ -57,6 +60,9 @@ void end_transaction(TrxContext* trx) {
   trx->statement_open = false;
   trx->statement_savepoint = false;
   trx->savepoint_depth = 0;
+  trx->internal_xid = false;
+  trx->committed_in_order = false;
+  trx->ordered_status = tidesdb::Status::OK();
 }
 
 bool active(const TrxContext* trx) {
@@ -120,7 +126,12 @@ int tidesdb_commit(handlerton*, THD* thd, bool all) {
   trx->release_cursors();
   // After prepare() the library's Commit cannot fail on a conflict: validation happened
   // there, before the binary log holds the transaction.
-  tidesdb::Status s = active(trx) || prepared(trx) ? trx->txn->Commit() : tidesdb::Status::OK();
+  tidesdb::Status s;
+  if (trx->committed_in_order) {
+    s = trx->ordered_status;
+  } else if (active(trx) || prepared(trx)) {
+    s = trx->txn->Commit();
+  }
   end_transaction(trx);
   if (s.ok()) {
     status_counters.commits.fetch_add(1, std::memory_order_relaxed);
@@ -161,15 +172,50 @@ int tidesdb_prepare(handlerton*, THD* thd, bool all) {
   if (!all && in_multi_statement_transaction(thd)) return 0;  // a statement's end
   XID xid;
   thd_get_xid(thd, reinterpret_cast<MYSQL_XID*>(&xid));
+  trx->internal_xid = xid.get_my_xid() != 0;
   trx->release_cursors();
   tidesdb::Status s = trx->txn->Prepare(library_xid(xid));
-  if (s.ok()) return 0;
+  if (s.ok()) {
+    status_counters.prepares.fetch_add(1, std::memory_order_relaxed);
+    return 0;
+  }
   // A failed Prepare leaves the library transaction rolled back.
   end_transaction(trx);
   status_counters.rollbacks.fetch_add(1, std::memory_order_relaxed);
   int error = ha_error_from_status(s, "prepare", thd);
   report_completion_error(thd, error);
   return error;
+}
+
+// The binary log's group commit, once the binlog holds the transaction (durably at
+// sync_binlog=1): the library commit happens here, in the binlog's order and under the
+// server's LOCK_commit_ordered, so a snapshot taken under that mutex (START TRANSACTION
+// WITH CONSISTENT SNAPSHOT, which records binlog_snapshot_file/position) sees exactly the
+// transactions before its binlog position. It runs on the group leader's thread: the
+// outcome waits for commit() to report it. Without the binary log (the coordinator is
+// the tc.log of several XA engines) commit() commits, with the configured sync.
+void tidesdb_commit_ordered(handlerton*, THD* thd, bool all) {
+  TrxContext* trx = existing_trx_context(thd);
+  if (!opt_bin_log || !prepared(trx) || !trx->internal_xid) return;
+  if (!all && in_multi_statement_transaction(thd)) return;
+  // The binlog holds the decision, and commit_checkpoint_request syncs the WAL before
+  // the server stops scanning that binlog at recovery: the second phase need not sync.
+  trx->txn->SetSyncMode(tidesdb::SyncMode::kNone);
+  trx->ordered_status = trx->txn->Commit();
+  trx->committed_in_order = true;
+}
+
+// The binary log asks (at rotation) to be told once every transaction commit_ordered()
+// committed is durable: they are all in the WAL, so one sync does it.
+void tidesdb_commit_checkpoint_request(void* cookie) {
+  tidesdb::Status s = transaction_db()->db()->SyncWAL();
+  if (s.ok()) {
+    status_counters.binlog_checkpoints.fetch_add(1, std::memory_order_relaxed);
+    commit_checkpoint_notify_ha(cookie);
+    return;
+  }
+  // The WAL refuses writes from now on; the binlog keeps the files recovery needs.
+  sql_print_error("TidesDB: WAL sync for a binary log checkpoint failed: %s", s.ToString().c_str());
 }
 
 // Prepared transactions for crash recovery and XA RECOVER (each pass returns them from
@@ -346,6 +392,8 @@ void install_transaction_hooks(handlerton* hton) {
   hton->start_consistent_snapshot = tidesdb_start_consistent_snapshot;
   hton->close_connection = tidesdb_close_connection;
   hton->prepare = tidesdb_prepare;
+  hton->commit_ordered = tidesdb_commit_ordered;
+  hton->commit_checkpoint_request = tidesdb_commit_checkpoint_request;
   hton->recover = tidesdb_recover;
   hton->commit_by_xid = tidesdb_commit_by_xid;
   hton->rollback_by_xid = tidesdb_rollback_by_xid;

@@ -43,6 +43,13 @@ struct TrxContext {
   bool statement_savepoint = false;  // the open statement set a library savepoint
   uint64_t savepoint_depth = 0;      // library savepoints on the transaction's stack
   std::vector<TransactionCursor*> cursors;
+  // Two-phase commit: prepare() ran under a server-generated xid (the binary log's or the
+  // transaction coordinator log's, not an XA statement's).
+  bool internal_xid = false;
+  // commit_ordered() committed the library transaction (in the binary log's order); its
+  // outcome is what commit() reports.
+  bool committed_in_order = false;
+  tidesdb::Status ordered_status;
   // Counters of this connection's transactions, for status variables.
   uint64_t conflicts = 0;
 

@@ -191,6 +191,14 @@ run_sql_tests() {
     stage_failed "crash test" "see $LOGS/crash-test.log"
   fi
   tail -n 1 "$LOGS/crash-test.log"
+  echo "=== SQL crash test with the binary log (two-phase commit, 20 SIGKILLs) ==="
+  if "$py" "$ROOT/tests/sql/crash_test.py" --seed 8 --binlog ROW --rounds 20 --threads 8 --think 0 \
+    --min-run 1 --max-run 4 >"$LOGS/crash-test-binlog.log" 2>&1; then
+    passed=$((passed + 1))
+  else
+    stage_failed "crash test with the binary log" "see $LOGS/crash-test-binlog.log"
+  fi
+  tail -n 1 "$LOGS/crash-test-binlog.log"
   echo "=== SQL disk-full test (engine directory on a small tmpfs) ==="
   if "$py" "$ROOT/tests/sql/disk_full_test.py" >"$LOGS/disk-full-test.log" 2>&1; then
     passed=$((passed + 1))

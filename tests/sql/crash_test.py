@@ -31,8 +31,15 @@ number of seconds the server is SIGKILLed; it is restarted and the checks run:
 
 The last round ends with a clean shutdown and one more check.
 
+With --binlog FORMAT the server also writes the binary log (sync_binlog=1, so TidesDB
+commits with two-phase commit against it), and each check also reads the binlog with
+mariadb-binlog: the transactions whose event groups are complete there (ended by their Xid
+event) must be exactly the committed ones (the marker rows). Recovery has to commit what
+the binlog has and roll back what it lacks.
+
     tests/sql/crash_test.py                      # 5 rounds, random seed, about 90 s
     tests/sql/crash_test.py --seed 7 --rounds 3 --threads 4
+    tests/sql/crash_test.py --binlog ROW --rounds 20 --threads 8 --think 0 --max-run 5
 """
 
 import argparse
@@ -40,6 +47,8 @@ import collections
 import itertools
 import os
 import random
+import re
+import subprocess
 import sys
 import threading
 import time
@@ -249,12 +258,49 @@ def fetch(cur, sql, args=None):
     return list(cur.fetchall())
 
 
-def check(server, ledger, round_no, histories, verbose):
+MARKER_STATEMENT = re.compile(r"INSERT INTO crash\.marker \(txn, [^)]*\) VALUES \((\d+),")
+
+
+def binlog_markers(server):
+    """The txn ids whose marker insert is in a complete event group of the binary log (one
+    that ends with its Xid event), from every binlog file, in row or statement form."""
+    with open(os.path.join(server.datadir, "binlog.index")) as f:
+        files = [os.path.join(server.datadir, os.path.basename(line.strip())) for line in f if line.strip()]
+    out = subprocess.run(["mariadb-binlog", "--no-defaults", "--base64-output=decode-rows", "--verbose"] + files,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace").stdout
+    committed, group, row_marker = set(), [], False
+    for line in out.splitlines():
+        if line.startswith("START TRANSACTION") or line.startswith("BEGIN"):
+            group, row_marker = [], False
+        elif line.startswith("### INSERT INTO `crash`.`marker`"):
+            row_marker = True
+        elif row_marker and line.startswith("###   @1="):
+            group.append(int(line.split("=", 1)[1].split()[0]))
+            row_marker = False
+        elif re.search(r"\bXid = \d+", line):
+            committed.update(group)
+            group = []
+        else:
+            m = MARKER_STATEMENT.search(line)
+            if m:
+                group.append(int(m.group(1)))
+    return committed
+
+
+def check(server, ledger, round_no, histories, verbose, binlog=False):
     """Resolves the ambiguous transactions and checks everything; returns a list of problems."""
     problems = []
     conn = server.connect(read_timeout=300)
     cur = conn.cursor()
     markers = {r[0]: r for r in fetch(cur, "SELECT txn, thread, round, nevents, nkv, tag FROM crash.marker")}
+    if binlog:
+        logged = binlog_markers(server)
+        for txn_id in sorted(set(markers) - logged)[:20]:
+            problems.append("txn %d is committed in TidesDB but not in the binary log" % txn_id)
+        for txn_id in sorted(logged - set(markers))[:20]:
+            problems.append("txn %d is committed in the binary log but not in TidesDB" % txn_id)
+        if verbose:
+            print("  binlog: %d committed transactions, TidesDB: %d" % (len(logged), len(markers)), flush=True)
     by_id = {t.id: t for t in ledger}
 
     # Resolve: a COMMIT without an answer happened iff its marker is there.
@@ -425,6 +471,8 @@ def main():
                     "transactions (default 2; keeps the load modest)")
     ap.add_argument("--write-buffer", default="1M", help="tidesdb_unified_memtable_write_buffer_size (default 1M)")
     ap.add_argument("--plugin", default=DEFAULT_PLUGIN, help="the ha_tidesdb.so to test (copied at start)")
+    ap.add_argument("--binlog", choices=("ROW", "MIXED"), default=None,
+                    help="write the binary log in this format (sync_binlog=1) and check it against the tables")
     ap.add_argument("--keep", action="store_true", help="keep the server's directory")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
@@ -439,9 +487,11 @@ def main():
     problems = []
     histories = {i: [] for i in range(args.threads)}
     try:
+        binlog_args = [] if args.binlog is None else [
+            "--log-bin=binlog", "--server-id=1", "--sync-binlog=1", "--binlog-format=" + args.binlog]
         server = PrivateServer(plugin=args.plugin, keep=args.keep, quiet=not args.verbose, extra_args=[
             "--tidesdb-unified-memtable-sync-mode=FULL", "--tidesdb-default-sync-mode=FULL",
-            "--tidesdb-unified-memtable-write-buffer-size=" + args.write_buffer])
+            "--tidesdb-unified-memtable-write-buffer-size=" + args.write_buffer] + binlog_args)
     except ServerError as e:
         print("crash_test: FAIL: %s" % e)
         return 2
@@ -476,7 +526,10 @@ def main():
                 t0 = time.time()
                 server.start()
                 recovery = time.time() - t0
-                found = check(server, ledger, round_no, histories, args.verbose)
+                m = re.search(r"Found (\d+) prepared transaction\(s\) in TidesDB", server.log_tail(200))
+                if m:
+                    stats["prepared at a kill, resolved by recovery"] += int(m.group(1))
+                found = check(server, ledger, round_no, histories, args.verbose, args.binlog is not None)
                 if args.verbose:
                     print("  restart took %.1f s" % recovery, flush=True)
                 for p in found:
@@ -490,7 +543,7 @@ def main():
                 if status != 0:
                     problems.append("clean shutdown: exit status %s:\n%s" % (status, server.log_tail(30)))
                 server.start()
-                found = check(server, ledger, "final", histories, args.verbose)
+                found = check(server, ledger, "final", histories, args.verbose, args.binlog is not None)
                 for p in found:
                     print("  PROBLEM (after clean shutdown): " + p, flush=True)
                 problems += ["after clean shutdown: %s" % p for p in found]
@@ -508,11 +561,13 @@ def main():
                     print("  " + p)
     committed = sum(1 for t in ledger if t.state == "committed")
     retries = sum(v for k, v in stats.items() if k.startswith("retry"))
+    recovered = stats["prepared at a kill, resolved by recovery"]
     if args.verbose:
         print("retries: %s" % dict(stats))
     ok = not problems and not anomalies
-    print("crash_test: %s seed=%d rounds=%d committed=%d retried=%d anomalies=%d problems=%d in %.0f s"
-          % ("PASS" if ok else "FAIL", seed, args.rounds, committed, retries, len(anomalies), len(problems),
+    print("crash_test: %s seed=%d rounds=%d%s committed=%d retried=%d prepared-at-kill=%d anomalies=%d problems=%d in %.0f s"
+          % ("PASS" if ok else "FAIL", seed, args.rounds, "" if args.binlog is None else " binlog=" + args.binlog,
+             committed, retries, recovered, len(anomalies), len(problems),
              time.time() - started), flush=True)
     return 0 if ok else 1
 

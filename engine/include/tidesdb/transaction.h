@@ -66,7 +66,10 @@ struct TransactionOptions {
   // Lock wait bound, microseconds; negative = TransactionDBOptions::lock_timeout_micros.
   // 0 = never wait (TimedOut at once if a lock is taken).
   int64_t lock_timeout_micros = -1;
-  // Sync mode of this transaction's commit; unset = the database's (Options::sync_mode).
+  // Sync mode of this transaction's Commit and Prepare. Unset: Commit follows the
+  // database's (Options::sync_mode) and Prepare syncs (kFull). Set, both follow it: a
+  // coordinator whose own log is the durable record (a SQL server's binary log) need not
+  // have the prepare synced too.
   std::optional<SyncMode> sync_mode;
   // Largest write set (keys + values + per-entry overhead) the transaction may buffer;
   // 0 = TransactionDBOptions::max_write_set_bytes. A write that would exceed it fails
@@ -137,15 +140,17 @@ class Transaction {
 
   // --- Completion.
   // Two-phase commit, phase one: validates the transaction, then logs its write set as
-  // prepared under `xid` (synced). After OK the transaction is durable as prepared,
-  // keeps its locks (optimistic transactions take theirs here), is invisible to readers,
-  // and Commit cannot fail on a conflict. xid: 1..65535 bytes, unique among prepared
-  // transactions.
+  // prepared under `xid` (synced unless the sync mode says otherwise). After OK the transaction is durable as
+  // prepared, keeps its locks (optimistic transactions take theirs here), is invisible to readers, and Commit
+  // cannot fail on a conflict. xid: 1..65535 bytes, unique among prepared transactions.
   virtual Status Prepare(Slice xid) = 0;
   // Commits (the second phase if prepared). A failure leaves an active transaction
   // rolled back; a prepared one stays prepared (retry, or resolve by xid).
   virtual Status Commit() = 0;
   virtual Status Rollback() = 0;
+  // Changes the sync mode of what follows (TransactionOptions::sync_mode), e.g. a second
+  // phase whose decision the coordinator has already logged durably commits with kNone.
+  virtual void SetSyncMode(SyncMode mode) = 0;
 
   // --- Introspection.
   enum class State : uint8_t { kActive, kPrepared, kCommitted, kRolledBack };

@@ -147,6 +147,7 @@ class TransactionImpl final : public Transaction {
   Status Prepare(Slice xid) override;
   Status Commit() override;
   Status Rollback() override;
+  void SetSyncMode(SyncMode mode) override;
   State state() const override;
   uint64_t id() const override { return id_; }
   uint64_t snapshot_sequence() const override {
@@ -196,6 +197,7 @@ class TransactionImpl final : public Transaction {
 
   TransactionDBImpl* const db_;
   const TransactionOptions options_;
+  std::optional<SyncMode> sync_mode_;  // options_.sync_mode until SetSyncMode
   const uint64_t id_;
   State state_ = State::kActive;
   const Snapshot* snapshot_ = nullptr;  // registered with the DB

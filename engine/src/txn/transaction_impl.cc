@@ -21,7 +21,7 @@ std::unique_ptr<Iterator> ErrorIterator(Status s) {
 }  // namespace
 
 TransactionImpl::TransactionImpl(TransactionDBImpl* db, const TransactionOptions& options, uint64_t id)
-    : db_(db), options_(options), id_(id) {
+    : db_(db), options_(options), sync_mode_(options.sync_mode), id_(id) {
   if (Serializable()) {
     range_floor_ = db_->BeginSerializable();
     serializable_registered_ = true;
@@ -333,7 +333,7 @@ Status TransactionImpl::Commit() {
     return db_->ValidateLocked(*this, false, last);
   };
   WriteOptions wo;
-  wo.sync_mode = options_.sync_mode;
+  wo.sync_mode = sync_mode_;
   s = db_->impl_->WriteTxn(wo, &batch, &tw);
   if (!s.ok()) {
     CountFailure(s);
@@ -354,7 +354,7 @@ Status TransactionImpl::Prepare(Slice xid) {
   auto rec = std::make_shared<PreparedTxn>();
   rec->xid = std::string(xid);
   rec->txn_id = id_;
-  rec->sync_mode = options_.sync_mode;
+  rec->sync_mode = sync_mode_;
   rec->reserving = true;
   {
     std::lock_guard<std::mutex> l(db_->prepared_mu_);
@@ -389,7 +389,8 @@ Status TransactionImpl::Prepare(Slice xid) {
     return db_->ValidateLocked(*this, true, 0);
   };
   WriteOptions wo;
-  wo.sync_mode = SyncMode::kFull;  // a prepared transaction must survive a power loss
+  // A prepared transaction must survive a power loss, unless the caller chose otherwise.
+  wo.sync_mode = sync_mode_.value_or(SyncMode::kFull);
   s = db_->impl_->WriteTxn(wo, &rec->batch, &tw);
   if (!s.ok()) return fail(s);
   {
@@ -402,6 +403,11 @@ Status TransactionImpl::Prepare(Slice xid) {
   holds_locks_ = false;
   Finish(State::kPrepared);
   return Status::OK();
+}
+
+void TransactionImpl::SetSyncMode(SyncMode mode) {
+  sync_mode_ = mode;
+  if (state_ == State::kPrepared && prepared_) prepared_->sync_mode = mode;
 }
 
 Status TransactionImpl::Rollback() {

@@ -33,6 +33,11 @@ class TwoPhaseCommitTest : public ::testing::Test {
     cf_ = db_->db()->DefaultColumnFamily();
   }
   std::string Db(Slice k) { return ReadDb(db_.get(), k); }
+  uint64_t WalSyncs() {
+    std::string stats;
+    EXPECT_TRUE(db_->db()->GetProperty(nullptr, "tidesdb.stats", &stats));
+    return std::stoull(stats.substr(stats.find("wal_syncs=") + 10));
+  }
   // A pessimistic transaction's try-lock on key: TimedOut while a prepared one holds it.
   Status TryWrite(Slice key) {
     TransactionOptions o;
@@ -49,6 +54,43 @@ class TwoPhaseCommitTest : public ::testing::Test {
   std::unique_ptr<TransactionDB> db_;
   ColumnFamilyHandle* cf_ = nullptr;
 };
+
+TEST_F(TwoPhaseCommitTest, SyncModeOfPrepareAndOfTheSecondPhase) {
+  options_.sync_mode = SyncMode::kFull;
+  Open();
+  // Unset: the prepare syncs, and so does the commit (the database's mode).
+  uint64_t s0 = WalSyncs();
+  auto t = db_->BeginTransaction(TransactionOptions());
+  ASSERT_TRUE(t->Put(cf_, "a", "1").ok());
+  ASSERT_TRUE(t->Prepare("x1").ok());
+  EXPECT_EQ(WalSyncs(), s0 + 1);
+  // The coordinator has logged the decision durably: the second phase need not sync.
+  t->SetSyncMode(SyncMode::kNone);
+  ASSERT_TRUE(t->Commit().ok());
+  EXPECT_EQ(WalSyncs(), s0 + 1);
+  EXPECT_EQ(Db("a"), "1");
+  // Set to kNone: neither phase syncs.
+  TransactionOptions none;
+  none.sync_mode = SyncMode::kNone;
+  t = db_->BeginTransaction(none);
+  ASSERT_TRUE(t->Put(cf_, "b", "1").ok());
+  ASSERT_TRUE(t->Prepare("x2").ok());
+  ASSERT_TRUE(t->Commit().ok());
+  EXPECT_EQ(WalSyncs(), s0 + 1);
+  // An explicit kFull on a kNone transaction before it prepares: both phases sync.
+  t = db_->BeginTransaction(none);
+  t->SetSyncMode(SyncMode::kFull);
+  ASSERT_TRUE(t->Put(cf_, "c", "1").ok());
+  ASSERT_TRUE(t->Prepare("x3").ok());
+  ASSERT_TRUE(t->Commit().ok());
+  EXPECT_EQ(WalSyncs(), s0 + 3);
+  // Whatever the sync mode, everything written reaches the file: it survives a reopen.
+  Open();
+  EXPECT_EQ(Db("a"), "1");
+  EXPECT_EQ(Db("b"), "1");
+  EXPECT_EQ(Db("c"), "1");
+  EXPECT_TRUE(db_->PreparedXids().empty());
+}
 
 TEST_F(TwoPhaseCommitTest, PreparedIsInvisibleKeepsLocksAndCommits) {
   Open();
