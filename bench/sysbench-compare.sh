@@ -64,7 +64,7 @@ start_server() { # regime
   local cache
   case $1 in small) cache=64M ;; large) cache=2G ;; esac
   /usr/sbin/mariadbd --no-defaults --user=root --datadir="$DATA" --socket="$SOCK" --port="$PORT" \
-    --bind-address=127.0.0.1 --plugin-dir="$PLUGINS" --plugin-maturity=alpha \
+    --bind-address=127.0.0.1 --plugin-dir="$PLUGINS" --plugin-maturity=gamma \
     --plugin-load-add=ha_tidesdb.so --plugin-load-add=ha_rocksdb.so --tidesdb=FORCE \
     --skip-log-bin --max-connections=200 --table-open-cache=2048 \
     --innodb-buffer-pool-size=$cache --innodb-flush-log-at-trx-commit=2 --innodb-log-file-size=256M \

@@ -63,6 +63,6 @@ maria_declare_plugin(tidesdb){
     tidesql::status_variables,
     tidesql::system_variables,
     TIDESQL_VERSION_STRING,
-    // docs/SQL-ENGINE.md says what the tests show and what gamma still needs.
-    MariaDB_PLUGIN_MATURITY_ALPHA,
+    // docs/SQL-ENGINE.md (Maturity) says on what evidence.
+    MariaDB_PLUGIN_MATURITY_GAMMA,
 } maria_declare_plugin_end;

@@ -143,7 +143,7 @@ run_suite() {
       args+=(--suite="$suite" --combination=--default-storage-engine="$ENGINE" --mysqld=--partition)
       if [ "$ENGINE" = TidesDB ]; then
         args+=(--mysqld=--plugin-load-add=ha_tidesdb.so --mysqld=--tidesdb=FORCE
-          --mysqld=--plugin-maturity=alpha)
+          --mysqld=--plugin-maturity=gamma)
       else
         args+=(--mysqld=--innodb) # mtr starts servers with --loose-skip-innodb
       fi

@@ -199,6 +199,13 @@ run_sql_tests() {
     stage_failed "crash test with the binary log" "see $LOGS/crash-test-binlog.log"
   fi
   tail -n 1 "$LOGS/crash-test-binlog.log"
+  echo "=== the seed benchmark configuration, unchanged (bench/seed-benchmark.cnf) ==="
+  if "$py" "$ROOT/tests/sql/seed_config_test.py" >"$LOGS/seed-config-test.log" 2>&1; then
+    passed=$((passed + 1))
+  else
+    stage_failed "seed configuration test" "see $LOGS/seed-config-test.log"
+  fi
+  tail -n 1 "$LOGS/seed-config-test.log"
   echo "=== SQL disk-full test (engine directory on a small tmpfs) ==="
   if "$py" "$ROOT/tests/sql/disk_full_test.py" >"$LOGS/disk-full-test.log" 2>&1; then
     passed=$((passed + 1))

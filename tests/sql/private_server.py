@@ -55,7 +55,8 @@ class ServerError(Exception):
 
 
 class PrivateServer:
-    def __init__(self, plugin=DEFAULT_PLUGIN, extra_args=(), keep=False, start_timeout=90, quiet=False):
+    def __init__(self, plugin=DEFAULT_PLUGIN, extra_args=(), keep=False, start_timeout=90, quiet=False,
+                 defaults_file=None):
         if not os.path.isfile(plugin):
             raise ServerError(f"{plugin} does not exist (make build)")
         self.keep = keep
@@ -63,6 +64,10 @@ class PrivateServer:
         self.quiet = quiet
         self.start_timeout = start_timeout
         self.extra_args = list(extra_args)
+        # A configuration file to start with instead of this class's own settings: only the
+        # paths (and extra_args) are given on the command line then, so the file's settings
+        # all hold.
+        self.defaults_file = defaults_file
         # Short path: the Unix socket path must stay under 108 bytes.
         self.dir = tempfile.mkdtemp(prefix="tidesql-", dir="/tmp")
         self.datadir = os.path.join(self.dir, "data")
@@ -99,10 +104,15 @@ class PrivateServer:
     # --- lifecycle -------------------------------------------------------------------------
 
     def command(self):
+        if self.defaults_file is not None:
+            return [MARIADBD, "--defaults-file=" + self.defaults_file, "--user=root", "--datadir=" + self.datadir,
+                    "--socket=" + self.socket, "--port=%d" % self.port,
+                    "--pid-file=" + os.path.join(self.dir, "mysqld.pid"), "--log-error=" + self.errlog,
+                    "--plugin-dir=" + self.plugin_dir] + self.extra_args
         return [MARIADBD, "--no-defaults", "--user=root", "--datadir=" + self.datadir,
                 "--socket=" + self.socket, "--port=%d" % self.port, "--bind-address=127.0.0.1",
                 "--pid-file=" + os.path.join(self.dir, "mysqld.pid"), "--log-error=" + self.errlog,
-                "--plugin-dir=" + self.plugin_dir, "--plugin-maturity=alpha",
+                "--plugin-dir=" + self.plugin_dir, "--plugin-maturity=gamma",
                 "--plugin-load-add=ha_tidesdb.so", "--tidesdb=FORCE",
                 # Keep the private server small: two cores are shared.
                 "--innodb-buffer-pool-size=64M", "--max-connections=64",
