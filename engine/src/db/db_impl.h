@@ -9,6 +9,8 @@
 //   write_mu_  the queue of writers; its front is the leader of the next commit group
 //   mutex_     all other state (CFs, versions, memtable slots, file numbers, manifest)
 //   wal_mu_    the pointer to the live WAL writer (for the interval syncer)
+//   sync_mu_   syncs of the WAL outside the write queue (SyncWalThrough); never held
+//              during the fsync itself
 #pragma once
 
 #include <algorithm>
@@ -120,8 +122,18 @@ class DBImpl final : public DB {
     // call into the DB.
     std::function<Status(SequenceNumber first, SequenceNumber last)> validate;
     SequenceNumber last_sequence = 0;  // out: the write's last sequence once committed
+    // out: where the record went, for SyncWalThrough: the WAL's number and its size after
+    // the group's records (0 if nothing was logged).
+    uint64_t wal_number = 0, wal_end = 0;
   };
   Status WriteTxn(const WriteOptions& options, WriteBatch* batch, TxnWrite* txn);
+  // Makes WAL wal_number durable through byte wal_end (TxnWrite's outputs), outside the
+  // write queue: commit groups go on appending while the fsync runs, and callers waiting
+  // at the same time share one fsync (the first leads; the others wait for it and are
+  // done if it covered them). A WAL already rotated away is durable (rotation syncs it).
+  // A failed fsync is sticky: it and every later call fail, and writes are refused, until
+  // the database is reopened (the kernel may have dropped the dirty pages).
+  Status SyncWalThrough(uint64_t wal_number, uint64_t wal_end);
   // Prepared transactions that recovery found unresolved (xid -> WriteBatch data). They
   // were logged again into the WAL opened by recovery; they stay pinned until a
   // kWalCommitPrepared / kWalRollbackPrepared write names their xid.
@@ -306,6 +318,17 @@ class DBImpl final : public DB {
   // Guarded by wal_mu_: the live writer failed an append and its file was cut back and
   // synced; nothing more to sync in it (its sticky error is not a failed fsync).
   bool wal_cut_ = false;
+  // SyncWalThrough's state (sync_mu_): a sync is running (NewWal waits for it before it
+  // closes the WAL that sync may be using), what is known durable, and the first failure.
+  std::mutex sync_mu_;
+  std::condition_variable sync_cv_;
+  bool sync_running_ = false;
+  uint64_t synced_wal_ = 0, synced_end_ = 0;
+  Status sync_error_;
+  // Records that WAL `number` is durable through `end`, or that an fsync of the WAL failed
+  // (sync_mu_ not held).
+  void NoteSynced(uint64_t number, uint64_t end);
+  void NoteSyncFailed(const Status& s);
 
   std::vector<std::thread> flush_threads_;
   std::vector<std::thread> compaction_threads_;

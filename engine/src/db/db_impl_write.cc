@@ -260,13 +260,22 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
         if (append_failed) cut = CutFailedWalLocked(before);
         if (s.ok()) {
           unlogged_first_ = 0;
-          stat_wal_bytes_ += wal_->size() - before;
+          const uint64_t end = wal_->size();
+          stat_wal_bytes_ += end - before;
           wal_dirty_.store(true, std::memory_order_release);
+          for (Writer* x : written) {
+            if (x->txn == nullptr) continue;
+            x->txn->wal_number = logged_in;
+            x->txn->wal_end = end;
+          }
           if (need_sync) {
             s = wal_->Sync();
             stat_wal_syncs_++;
             sync_failed = !s.ok();
-            if (s.ok()) wal_dirty_.store(false, std::memory_order_release);
+            if (s.ok()) {
+              wal_dirty_.store(false, std::memory_order_release);
+              NoteSynced(logged_in, end);
+            }
           } else {
             // Keep the device busy with the WAL as it grows, so the sync at rotation
             // (which every mode does) does not stall the leader for a whole memtable.
@@ -289,6 +298,7 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
       } else if (sync_failed) {
         // After a failed fsync the durable state of the WAL is unknown: refuse further
         // writes until the database is reopened and recovers from what is on disk.
+        NoteSyncFailed(s);
         std::lock_guard<std::mutex> l(mutex_);
         wal_error_ = Status::IOError("WAL sync failed; reopen the database", s.ToString());
         Log(LogLevel::kError, "%s", wal_error_.ToString().c_str());
@@ -464,6 +474,7 @@ Status DBImpl::NewWal() {
     std::lock_guard<std::mutex> l(wal_mu_);
     Status t = wal_cut_ ? Status::OK() : wal_->Sync();
     if (!t.ok()) {
+      NoteSyncFailed(t);
       wal_error_ = Status::IOError("WAL sync at rotation failed; reopen the database", t.ToString());
       Log(LogLevel::kError, "%s", wal_error_.ToString().c_str());
       return wal_error_;
@@ -494,6 +505,12 @@ Status DBImpl::NewWal() {
     wal_cut_ = false;
   }
   wal_files_.insert(number);
+  if (old) {
+    // A SyncWalThrough that took the old writer before the switch may still be in its
+    // fsync: its file stays open until that is over (a new sync takes the new writer).
+    std::unique_lock<std::mutex> l(sync_mu_);
+    sync_cv_.wait(l, [this] { return !sync_running_; });
+  }
   if (old) old->Close();  // synced above (or cut and synced by the caller)
   wal_rotate_pending_ = false;
   wal_dirty_.store(false, std::memory_order_release);
@@ -501,19 +518,82 @@ Status DBImpl::NewWal() {
 }
 
 Status DBImpl::SyncWAL() {
-  Status s;
+  uint64_t number, end;
   {
     std::lock_guard<std::mutex> g(wal_mu_);
     // A cut WAL (its last append failed) was synced by the leader; a new one follows.
     if (!wal_ || wal_cut_) return Status::OK();
-    s = wal_->Sync();
+    number = wal_number_;
+    end = wal_->size();
+  }
+  return SyncWalThrough(number, end);
+}
+
+void DBImpl::NoteSynced(uint64_t number, uint64_t end) {
+  std::lock_guard<std::mutex> l(sync_mu_);
+  if (number > synced_wal_ || (number == synced_wal_ && end > synced_end_)) {
+    synced_wal_ = number;
+    synced_end_ = end;
+  }
+}
+
+void DBImpl::NoteSyncFailed(const Status& s) {
+  std::lock_guard<std::mutex> l(sync_mu_);
+  if (sync_error_.ok()) sync_error_ = Status::IOError("WAL sync failed; reopen the database", s.ToString());
+}
+
+Status DBImpl::SyncWalThrough(uint64_t wal_number, uint64_t wal_end) {
+  std::unique_lock<std::mutex> l(sync_mu_);
+  for (;;) {
+    if (!sync_error_.ok()) return sync_error_;
+    if (synced_wal_ > wal_number || (synced_wal_ == wal_number && synced_end_ >= wal_end)) {
+      return Status::OK();
+    }
+    if (!sync_running_) break;
+    sync_cv_.wait(l);
+  }
+  // Lead one sync of everything appended so far; whoever asks meanwhile waits for it.
+  sync_running_ = true;
+  l.unlock();
+  std::shared_ptr<LogWriter> wal;
+  uint64_t number = 0, end = 0;
+  bool rotated = false;
+  {
+    std::lock_guard<std::mutex> g(wal_mu_);
+    // A WAL older than the live one was synced at rotation; a cut one by its leader.
+    rotated = !wal_ || wal_number_ > wal_number || wal_cut_;
+    if (!rotated) {
+      wal = wal_;
+      number = wal_number_;
+      end = wal_->size();
+    }
+  }
+  Status s;
+  if (!rotated) {
+    // Without wal_mu_: commit groups append meanwhile (their records may or may not be
+    // covered; only [0, end) is claimed durable). NewWal waits for sync_running_ to clear
+    // before it closes this file.
+    s = wal->SyncFile();
     stat_wal_syncs_++;
   }
+  l.lock();
+  sync_running_ = false;
+  if (s.ok()) {
+    if (!rotated && (number > synced_wal_ || (number == synced_wal_ && end > synced_end_))) {
+      synced_wal_ = number;
+      synced_end_ = end;
+    }
+  } else if (sync_error_.ok()) {
+    sync_error_ = Status::IOError("WAL sync failed; reopen the database", s.ToString());
+  }
+  sync_cv_.notify_all();
+  s = sync_error_;
+  l.unlock();
   if (!s.ok()) {
     // As for a commit's own sync: the durable state of the WAL is now unknown.
-    std::lock_guard<std::mutex> l(mutex_);
+    std::lock_guard<std::mutex> m(mutex_);
     if (wal_error_.ok()) {
-      wal_error_ = Status::IOError("WAL sync failed; reopen the database", s.ToString());
+      wal_error_ = s;
       Log(LogLevel::kError, "%s", wal_error_.ToString().c_str());
     }
   }

@@ -106,8 +106,11 @@ class FaultWritableFile final : public WritableFile {
     if (!s.ok()) return s;
     s = FlushBuffer();
     if (s.ok() && env_->SyncFails(fname_)) return Status::IOError(fname_, "injected sync failure");
+    // Only what was appended before the sync began counts as synced: another thread may
+    // append while it runs (the WAL syncs outside its write queue).
+    const uint64_t synced = size_.load();
     if (s.ok()) s = base_->Sync();
-    if (s.ok()) env_->RecordSync(state_.get(), size_);
+    if (s.ok()) env_->RecordSync(state_.get(), synced);
     return s;
   }
 
@@ -139,7 +142,7 @@ class FaultWritableFile final : public WritableFile {
   const std::shared_ptr<FaultInjectionEnv::FileState> state_;
   const std::unique_ptr<WritableFile> base_;
   const bool buffered_;
-  uint64_t size_;
+  std::atomic<uint64_t> size_;  // read by Sync while another thread may Append
   bool closed_ = false;
   std::string buf_;
 };

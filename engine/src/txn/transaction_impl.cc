@@ -388,10 +388,15 @@ Status TransactionImpl::Prepare(Slice xid) {
     std::lock_guard<std::mutex> g(db_->validate_mu_);
     return db_->ValidateLocked(*this, true, 0);
   };
-  WriteOptions wo;
   // A prepared transaction must survive a power loss, unless the caller chose otherwise.
-  wo.sync_mode = sync_mode_.value_or(SyncMode::kFull);
+  // Its fsync runs outside the write queue (SyncWalThrough), shared with the prepares that
+  // wait at the same time, so commits queued behind (a binary log's second phases, which
+  // do not sync) are not held up by it.
+  const SyncMode sync = sync_mode_.value_or(SyncMode::kFull);
+  WriteOptions wo;
+  wo.sync_mode = sync == SyncMode::kFull ? SyncMode::kNone : sync;
   s = db_->impl_->WriteTxn(wo, &rec->batch, &tw);
+  if (s.ok() && sync == SyncMode::kFull) s = db_->impl_->SyncWalThrough(tw.wal_number, tw.wal_end);
   if (!s.ok()) return fail(s);
   {
     std::lock_guard<std::mutex> l(db_->prepared_mu_);

@@ -109,6 +109,8 @@ Status LogWriter::Sync() {
   return s;
 }
 
+Status LogWriter::SyncFile() { return file_->Sync(); }
+
 void LogWriter::StartWriteback(uint64_t min_bytes) {
   if (closed_ || !error_.ok() || size_ < writeback_offset_ + min_bytes) return;
   file_->StartWriteback(writeback_offset_, size_ - writeback_offset_);

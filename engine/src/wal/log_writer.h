@@ -54,6 +54,11 @@ class LogWriter {
 
   // Makes everything appended so far durable (WritableFile::Sync).
   Status Sync();
+  // The same fsync, touching none of the writer's own state, so that it may run on another
+  // thread while AddRecords appends (the file unbuffered, and not closed meanwhile; what
+  // the other thread appends during the call may or may not be covered). Its failure is
+  // not recorded here: the caller must stop using the log.
+  Status SyncFile();
   // Starts writeback of what was appended since the last call, once that is at least
   // min_bytes (WritableFile::StartWriteback), so a Sync later (at WAL rotation even in
   // SyncMode::kNone) waits for little. Promises nothing about durability.
