@@ -10,6 +10,9 @@
 #   storage_engine                through the engine's overlay: mysql-test/plugin/tidesdb/
 #   storage_engine/parts          storage_engine/ in this repository for TidesDB (linked into
 #   storage_engine/trx            the private test tree), the stock plugin/innobase for InnoDB
+#   binlog                        through the overlay mysql-test/plugin/tidesdb/binlog for
+#                                 TidesDB (the default engine; its disabled.def lists what
+#                                 fails for InnoDB too), --default-storage-engine for InnoDB
 #
 # LIST is comma-separated, from the five names above (default: all). --subset runs only a
 # few representative tests of each suite (a smoke run of a minute or two). --pessimistic
@@ -36,7 +39,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 JOBS=${TEST_JOBS:-2}
 TESTCASE_TIMEOUT=${TEST_TESTCASE_TIMEOUT:-5} # minutes, per test
 SUITE_TIMEOUT=${TEST_SUITE_TIMEOUT:-120}     # minutes, per suite
-ALL_SUITES=engines/funcs,engines/iuds,storage_engine,storage_engine/parts,storage_engine/trx
+ALL_SUITES=engines/funcs,engines/iuds,storage_engine,storage_engine/parts,storage_engine/trx,binlog
 
 usage() {
   sed -n '2,3p' "$0" | sed 's/^# //' >&2
@@ -111,6 +114,7 @@ reject_dirs() {
   case "$1" in
     engines/*) echo "$TESTS/suite/$1/r" ;;
     storage_engine*) echo "$TESTS/suite/$1 $TESTS/plugin/$OVERLAY/$1" ;;
+    binlog) echo "$TESTS/suite/binlog/r $TESTS/plugin/tidesdb/binlog" ;;
   esac
 }
 
@@ -151,6 +155,13 @@ run_suite() {
     storage_engine | storage_engine/parts | storage_engine/trx)
       # The overlay's suite.opt loads the engine.
       args+=(--suite="$suite-$OVERLAY")
+      ;;
+    binlog)
+      if [ "$ENGINE" = TidesDB ]; then
+        args+=(--suite=binlog-tidesdb)
+      else
+        args+=(--suite=binlog --mysqld=--innodb --mysqld=--default-storage-engine=InnoDB)
+      fi
       ;;
     *)
       echo "stock-suites: unknown suite $suite (one of $ALL_SUITES)" >&2
