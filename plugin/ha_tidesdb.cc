@@ -46,10 +46,13 @@ handler::Table_flags ha_tidesdb::table_flags() const {
                       HA_REQUIRES_KEY_COLUMNS_FOR_DELETE;
   if (table_share != nullptr && table_share->primary_key != MAX_KEY)
     flags |= HA_PRIMARY_KEY_REQUIRED_FOR_POSITION;
-  // Statement-based binary logging is safe only where a statement's reads are repeatable
-  // (as for InnoDB): REPEATABLE READ and SERIALIZABLE.
-  THD* thd = ha_thd();
-  if (thd == nullptr || thd_tx_isolation(thd) >= ISO_REPEATABLE_READ) flags |= HA_BINLOG_STMT_CAPABLE;
+  // No HA_BINLOG_STMT_CAPABLE, at any isolation level (as MyRocks): a replica replaying a
+  // statement must find the rows the primary's statement found, and here UPDATE and DELETE
+  // read the transaction's snapshot (REPEATABLE READ is snapshot isolation; InnoDB reads
+  // the latest committed rows for them instead), so a row another transaction committed
+  // after the snapshot is skipped on the primary and hit on the replica. With MIXED the
+  // server logs TidesDB's changes as rows; STATEMENT is refused (ER_BINLOG_STMT_MODE_AND_
+  // ROW_ENGINE) rather than replicated wrongly. docs/SQL-ENGINE.md, "Replication".
   return flags;
 }
 

@@ -10,4 +10,12 @@ package My::Suite::Binlog::TidesDB;
 push @::global_suppressions,
   qr/Plugin 'TidesDB' is of maturity level gamma while the server is stable/;
 
+# TidesDB refuses statement-based logging of its changes (ER_BINLOG_STMT_MODE_AND_ROW_ENGINE,
+# as MyRocks; docs/SQL-ENGINE.md "Replication"), so the suite runs in its row and mixed
+# combinations only.
+sub skip_combinations {
+  my %skip = ('combinations' => ['stmt']);
+  return %skip;
+}
+
 bless { };
