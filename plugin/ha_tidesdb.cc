@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "backup.h"
 #include "dictionary.h"
 #include "row_codec.h"
 #include "status.h"
@@ -31,6 +32,9 @@ handler::Table_flags ha_tidesdb::table_flags() const {
                       HA_PRIMARY_KEY_IN_READ_INDEX | HA_CAN_VIRTUAL_COLUMNS | HA_CAN_SQL_HANDLER |
                       HA_TABLE_SCAN_ON_INDEX | HA_CAN_GEOMETRY | HA_CAN_BIT_FIELD | HA_CONCURRENT_OPTIMIZE |
                       HA_CAN_TABLES_WITHOUT_ROLLBACK | HA_DUPLICATE_POS | HA_CAN_REPAIR |
+                      // BACKUP STAGE treats the tables as transactional: writes go on until
+                      // BLOCK_COMMIT, where commits wait (the checkpoint's moment).
+                      HA_CAN_ONLINE_BACKUPS |
                       // Old index entries are computed from the row the server passes, so
                       // every key column (virtual ones too) must be in it.
                       HA_REQUIRES_KEY_COLUMNS_FOR_DELETE;
