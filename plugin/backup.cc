@@ -84,4 +84,15 @@ int check_checkpoint_dir(THD* thd, st_mysql_sys_var*, void* save, st_mysql_value
   return 0;
 }
 
+bool refuse_export(THD* thd) {
+  if (thd_sql_command(thd) != SQLCOM_FLUSH || !(thd->lex->type & REFRESH_FOR_EXPORT)) return false;
+  my_printf_error(ER_ILLEGAL_HA,
+                  "TidesDB tables cannot be exported: a table is part of the engine's one database "
+                  "(%s in the data directory: one write-ahead log, manifest and data dictionary for "
+                  "every table) and has no files of its own to copy. Copy all TidesDB data with SET "
+                  "GLOBAL tidesdb_checkpoint_dir (docs/SQL-ENGINE.md, Backups)",
+                  MYF(0), kDatabaseDirectory);
+  return true;
+}
+
 }  // namespace tidesql

@@ -1,5 +1,5 @@
-// Backups: the online checkpoint behind SET GLOBAL tidesdb_checkpoint_dir.
-// docs/SQL-ENGINE.md ("Backups") has the procedures.
+// Backups: the online checkpoint behind SET GLOBAL tidesdb_checkpoint_dir, and the refusal
+// of FLUSH TABLES ... FOR EXPORT. docs/SQL-ENGINE.md ("Backups") has the procedures.
 #pragma once
 
 // my_global.h comes first in every server translation unit.
@@ -18,5 +18,9 @@ namespace tidesql {
 // (tidesdb::DB::Checkpoint). 0 when it is written (the variable then shows the path);
 // otherwise 1 with the error reported to the client.
 int check_checkpoint_dir(THD* thd, st_mysql_sys_var* var, void* save, st_mysql_value* value);
+
+// True (with the error reported) when the statement is FLUSH TABLES ... FOR EXPORT: a
+// TidesDB table has no files of its own to copy. Called from external_lock.
+bool refuse_export(THD* thd);
 
 }  // namespace tidesql

@@ -352,6 +352,7 @@ THR_LOCK_DATA** ha_tidesdb::store_lock(THD* thd, THR_LOCK_DATA** to, enum thr_lo
 
 int ha_tidesdb::external_lock(THD* thd, int lock_type) {
   if (lock_type == F_UNLCK) return 0;
+  if (refuse_export(thd)) return HA_ERR_TIDESDB_REPORTED;
   trx_ = trx_context(thd);
   return begin_statement(thd, trx_);
 }
