@@ -8,11 +8,11 @@
 # sanitizer builds), the engine's mysql-test-run suite mysql-test/tidesdb, MariaDB's stock
 # engine suites against TidesDB (scripts/stock-suites.sh: engines/funcs and engines/iuds in
 # both locking modes; storage_engine judged against InnoDB by scripts/compare-rejects.py),
-# the randomized differential test against InnoDB and the SQL crash test (tests/sql/). mysql-test-run
-# writes results and .reject files next to the tests it runs, so it runs from a private copy
-# of the installed test tree, BUILD_DIR/mtr/mysql-test, never from /usr/share. The copy's
-# suite/tidesdb is a link to the repository's mysql-test/tidesdb, so --record updates the
-# recorded results in the repository.
+# the randomized differential test against InnoDB, the SQL crash test and the backup test
+# (tests/sql/). mysql-test-run writes results and .reject files next to the tests it runs,
+# so it runs from a private copy of the installed test tree, BUILD_DIR/mtr/mysql-test,
+# never from /usr/share. The copy's suite/tidesdb is a link to the repository's
+# mysql-test/tidesdb, so --record updates the recorded results in the repository.
 #
 # The last line is always "N passed, N failed"; the exit status is non-zero when anything
 # failed or a stage could not run (a stage that could not run counts as one failure).
@@ -199,6 +199,14 @@ run_sql_tests() {
     stage_failed "crash test with the binary log" "see $LOGS/crash-test-binlog.log"
   fi
   tail -n 1 "$LOGS/crash-test-binlog.log"
+  echo "=== SQL backup test (mariadb-dump and tidesdb-backup.py under load, restored, rolled forward) ==="
+  if "$py" "$ROOT/tests/sql/backup_test.py" --seed 11 --backups 2 --plugin "$BUILD/plugin/ha_tidesdb.so" \
+    >"$LOGS/backup-test.log" 2>&1; then
+    passed=$((passed + 1))
+  else
+    stage_failed "backup test" "see $LOGS/backup-test.log"
+  fi
+  tail -n 1 "$LOGS/backup-test.log"
   echo "=== SQL disk-full test (engine directory on a small tmpfs) ==="
   if "$py" "$ROOT/tests/sql/disk_full_test.py" >"$LOGS/disk-full-test.log" 2>&1; then
     passed=$((passed + 1))
