@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "backup.h"
 #include "dictionary.h"
 #include "row_codec.h"
 #include "status.h"
@@ -22,16 +23,6 @@ std::string dictionary_name(const char* path) {
 
 }  // namespace
 
-bool TableShare::resolve_column_families() {
-  cfs.clear();
-  for (uint64_t id : def.index_ids) {
-    tidesdb::ColumnFamilyHandle* cf = index_column_family(id);
-    if (cf == nullptr) return false;
-    cfs.push_back(cf);
-  }
-  return true;
-}
-
 ha_tidesdb::ha_tidesdb(handlerton* hton, TABLE_SHARE* share) : handler(hton, share) {}
 
 ha_tidesdb::~ha_tidesdb() { close_iterator(); }
@@ -41,6 +32,9 @@ handler::Table_flags ha_tidesdb::table_flags() const {
                       HA_PRIMARY_KEY_IN_READ_INDEX | HA_CAN_VIRTUAL_COLUMNS | HA_CAN_SQL_HANDLER |
                       HA_TABLE_SCAN_ON_INDEX | HA_CAN_GEOMETRY | HA_CAN_BIT_FIELD | HA_CONCURRENT_OPTIMIZE |
                       HA_CAN_TABLES_WITHOUT_ROLLBACK | HA_DUPLICATE_POS | HA_CAN_REPAIR |
+                      // BACKUP STAGE treats the tables as transactional: writes go on until
+                      // BLOCK_COMMIT, where commits wait (the checkpoint's moment).
+                      HA_CAN_ONLINE_BACKUPS |
                       // Old index entries are computed from the row the server passes, so
                       // every key column (virtual ones too) must be in it.
                       HA_REQUIRES_KEY_COLUMNS_FOR_DELETE;
@@ -139,6 +133,7 @@ int ha_tidesdb::load_share(const char* name) {
       return error;
     }
     share->stats_loaded = dictionary_load_stats(share->def.table_id, &share->stats).ok();
+    share->counters = table_counters(share->def.table_id);
     share_ = share.release();
     set_ha_share_ptr(share_);
   }
@@ -171,7 +166,11 @@ int ha_tidesdb::close() {
 
 int ha_tidesdb::delete_table(const char* name) {
   if (transaction_db() == nullptr) return HA_ERR_INTERNAL_ERROR;
-  tidesdb::Status s = dictionary_drop_table(dictionary_name(name));
+  std::string dict = dictionary_name(name);
+  TableDef def;
+  bool known = dictionary_load_table(dict, &def).ok();
+  tidesdb::Status s = dictionary_drop_table(dict);
+  if (s.ok() && known) forget_table_counters(def.table_id);
   // Not ours: the server counts that as dropped (with a note), and its "drop from every
   // engine" pass for a table without .frm must not think TidesDB had it.
   if (s.IsNotFound()) return HA_ERR_NO_SUCH_TABLE;
@@ -197,15 +196,16 @@ int ha_tidesdb::truncate() {
   if (!s.ok()) return ha_error_from_status(s, "TRUNCATE TABLE");
   share_->def = renewed;
   if (!share_->resolve_column_families()) return HA_ERR_CRASHED_ON_USAGE;
-  share_->next_row_id = 0;
-  share_->next_auto_increment = 0;
+  // The server holds the table exclusively: nobody takes values meanwhile.
+  share_->counters->next_row_id = 0;
+  share_->counters->next_auto_increment = 0;
   share_->stats = TableStats();
   share_->stats_loaded = false;
   return 0;
 }
 
 int ha_tidesdb::reset_auto_increment(ulonglong value) {
-  share_->next_auto_increment = value == 0 ? 1 : value;
+  share_->counters->next_auto_increment = value == 0 ? 1 : value;
   return 0;
 }
 
@@ -271,7 +271,7 @@ int ha_tidesdb::info(uint flag) {
   if (flag & HA_STATUS_ERRKEY) errkey = dup_key_;
   if (flag & HA_STATUS_AUTO) {
     if (table->found_next_number_field != nullptr && load_auto_increment() == 0)
-      stats.auto_increment_value = share_->next_auto_increment.load();
+      stats.auto_increment_value = share_->counters->next_auto_increment.load();
     else
       stats.auto_increment_value = 0;
   }
@@ -355,6 +355,7 @@ THR_LOCK_DATA** ha_tidesdb::store_lock(THD* thd, THR_LOCK_DATA** to, enum thr_lo
 
 int ha_tidesdb::external_lock(THD* thd, int lock_type) {
   if (lock_type == F_UNLCK) return 0;
+  if (refuse_export(thd)) return HA_ERR_TIDESDB_REPORTED;
   trx_ = trx_context(thd);
   return begin_statement(thd, trx_);
 }

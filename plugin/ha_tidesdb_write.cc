@@ -71,9 +71,10 @@ int ha_tidesdb::check_row_unchanged(const std::string& pk) {
 }
 
 int ha_tidesdb::load_auto_increment() {
-  if (share_->next_auto_increment.load() != 0) return 0;
-  std::lock_guard<std::mutex> guard(share_->auto_increment_mutex);
-  if (share_->next_auto_increment.load() != 0) return 0;
+  TableCounters& counters = *share_->counters;
+  if (counters.next_auto_increment.load() != 0) return 0;
+  std::lock_guard<std::mutex> guard(counters.load_mutex);
+  if (counters.next_auto_increment.load() != 0) return 0;
   uint64_t next = 1;
   uint index = table->s->next_number_index;
   if (table->found_next_number_field != nullptr && index < table->s->keys &&
@@ -97,7 +98,7 @@ int ha_tidesdb::load_auto_increment() {
     if (!it->status().ok()) return ha_error_from_status(it->status(), "AUTO_INCREMENT");
   }
   next = std::max<uint64_t>(next, share_->def.auto_increment_start);
-  share_->next_auto_increment = std::max<uint64_t>(next, 1);
+  counters.next_auto_increment = std::max<uint64_t>(next, 1);
   return 0;
 }
 
@@ -109,7 +110,8 @@ void ha_tidesdb::get_auto_increment(ulonglong offset, ulonglong increment, ulong
   }
   if (increment == 0) increment = 1;
   ulonglong count = std::max<ulonglong>(nb_desired_values, 1);
-  uint64_t current = share_->next_auto_increment.load();
+  std::atomic<uint64_t>& counter = share_->counters->next_auto_increment;
+  uint64_t current = counter.load();
   ulonglong first, next;
   do {
     // The server's series (compute_next_insert_id: the first value after current - 1;
@@ -122,7 +124,7 @@ void ha_tidesdb::get_auto_increment(ulonglong offset, ulonglong increment, ulong
       first = ((last + increment - offset) / increment) * increment + offset;
     next = first + count * increment;
     if (next < first) next = ULONGLONG_MAX;  // overflow: the server reports it at insert
-  } while (!share_->next_auto_increment.compare_exchange_weak(current, next));
+  } while (!counter.compare_exchange_weak(current, next));
   *first_value = first;
   *nb_reserved_values = count;
 }
@@ -136,8 +138,9 @@ void ha_tidesdb::bump_auto_increment(const uchar* record) {
   uint64_t wanted = static_cast<uint64_t>(value) + 1;
   if (wanted == 0) wanted = ULONGLONG_MAX;
   if (load_auto_increment() != 0) return;
-  uint64_t current = share_->next_auto_increment.load();
-  while (current < wanted && !share_->next_auto_increment.compare_exchange_weak(current, wanted)) {
+  std::atomic<uint64_t>& counter = share_->counters->next_auto_increment;
+  uint64_t current = counter.load();
+  while (current < wanted && !counter.compare_exchange_weak(current, wanted)) {
   }
 }
 
@@ -152,18 +155,19 @@ int ha_tidesdb::write_row(const uchar* buf) {
   pk.clear();
   bool check = !skip_unique_check(thd);
   if (has_hidden_pk()) {
-    if (share_->next_row_id.load() == 0) {
-      std::lock_guard<std::mutex> guard(share_->auto_increment_mutex);
-      if (share_->next_row_id.load() == 0) {
+    TableCounters& counters = *share_->counters;
+    if (counters.next_row_id.load() == 0) {
+      std::lock_guard<std::mutex> guard(counters.load_mutex);
+      if (counters.next_row_id.load() == 0) {
         auto it = base_db()->NewIterator(tidesdb::ReadOptions(), data_cf());
         it->SeekToLast();
         uint64_t last = 0;
         if (it->Valid() && it->key().size() == 8)
           last = get_big_endian64(reinterpret_cast<const unsigned char*>(it->key().data()));
-        share_->next_row_id = last + 1;
+        counters.next_row_id = last + 1;
       }
     }
-    pk = hidden_pk_key(share_->next_row_id.fetch_add(1));
+    pk = hidden_pk_key(counters.next_row_id.fetch_add(1));
   } else {
     encode_primary_key(buf, &pk);
     if (check) {

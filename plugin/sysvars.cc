@@ -2,6 +2,7 @@
 
 #include <climits>
 
+#include "backup.h"
 #include "tidesdb/transaction.h"
 
 namespace tidesql {
@@ -148,6 +149,17 @@ MYSQL_SYSVAR_STR(debug_crash_point, sysvars.debug_crash_point, PLUGIN_VAR_RQCMDA
                  "(e.g. create_table_after_column_families); empty = none",
                  nullptr, nullptr, "");
 
+// --- dynamic: an action -------------------------------------------------------------------
+
+// Setting it writes a checkpoint (the work is in the check function, backup.cc); the value
+// is then the directory of the last checkpoint written. Not an option: a value given at
+// startup would name a checkpoint that was never written.
+MYSQL_SYSVAR_STR(checkpoint_dir, sysvars.checkpoint_dir,
+                 PLUGIN_VAR_RQCMDARG | PLUGIN_VAR_MEMALLOC | PLUGIN_VAR_NOCMDOPT,
+                 "Setting it writes a consistent copy of every TidesDB table, taken online, into the "
+                 "named directory (absolute path, created; must not exist); shows the last one written",
+                 check_checkpoint_dir, nullptr, "");
+
 // --- session --------------------------------------------------------------------------------
 
 MYSQL_THDVAR_BOOL(skip_unique_check, kDynamicBool,
@@ -194,6 +206,7 @@ st_mysql_sys_var* system_variables[] = {
     MYSQL_SYSVAR(default_tombstone_density_min_entries),
     MYSQL_SYSVAR(use_btree),
     MYSQL_SYSVAR(debug_crash_point),
+    MYSQL_SYSVAR(checkpoint_dir),
     MYSQL_SYSVAR(skip_unique_check),
     MYSQL_SYSVAR(debug_skip_index_writes),
     MYSQL_SYSVAR(pessimistic_locking),

@@ -60,6 +60,9 @@ struct SystemVariables {
   unsigned long long default_tombstone_density_min_entries;
   char use_btree;
 
+  // The directory of the last checkpoint SET GLOBAL tidesdb_checkpoint_dir wrote.
+  char* checkpoint_dir;
+
   // Tests only: the name of a DDL crash point (dictionary.h) at which the server exits.
   char* debug_crash_point;
 };

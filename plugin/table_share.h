@@ -1,6 +1,13 @@
 // State shared by every handler of one open table (one per TABLE_SHARE, reached through
 // the server's Handler_share, so each partition of a partitioned table has its own): the
 // table's dictionary record, its column families, and its counters.
+//
+// The counters (hidden row ids, AUTO_INCREMENT) live outside the share, one set per table
+// for the engine's lifetime: the server frees a TABLE_SHARE whenever no TABLE uses it
+// (FLUSH TABLES, BACKUP STAGE, table-cache eviction), also between two statements of a
+// transaction that has already taken values from them. A new share that reloaded them
+// from the committed rows would hand those values out again: duplicate AUTO_INCREMENT
+// values, and a hidden row id written twice, one row overwriting the other.
 #pragma once
 
 // my_global.h comes first in every server translation unit.
@@ -9,6 +16,7 @@
 #include <handler.h>
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -17,6 +25,18 @@
 #include "tidesdb/db.h"
 
 namespace tidesql {
+
+// A table's counters, 0 until loaded from the committed rows at first use.
+struct TableCounters {
+  std::atomic<uint64_t> next_row_id{0};          // next hidden row id (no primary key)
+  std::atomic<uint64_t> next_auto_increment{0};  // next AUTO_INCREMENT value to hand out
+  std::mutex load_mutex;                         // loading either
+};
+
+// The counters of the table with dictionary id `table_id` (TableDef::table_id, kept by
+// RENAME), made on first use; forget_table_counters drops them (DROP TABLE).
+std::shared_ptr<TableCounters> table_counters(uint64_t table_id);
+void forget_table_counters(uint64_t table_id);
 
 class TableShare : public Handler_share {
  public:
@@ -30,11 +50,8 @@ class TableShare : public Handler_share {
   // One per def.index_ids.
   std::vector<tidesdb::ColumnFamilyHandle*> cfs;
 
-  // Next hidden row id (tables without a primary key); 0 = not loaded yet.
-  std::atomic<uint64_t> next_row_id{0};
-  // Next AUTO_INCREMENT value to hand out; 0 = not loaded yet.
-  std::atomic<uint64_t> next_auto_increment{0};
-  std::mutex auto_increment_mutex;  // loading next_auto_increment
+  // table_counters(def.table_id).
+  std::shared_ptr<TableCounters> counters;
 
   // Size estimates for info(), refreshed at most every kEstimateRefreshMicros: computing
   // them walks the memtable's upper levels and every file's index, too much per statement.

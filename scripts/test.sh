@@ -9,12 +9,12 @@
 # engine suites against TidesDB (scripts/stock-suites.sh: engines/funcs and engines/iuds in
 # both locking modes; storage_engine judged against InnoDB by scripts/compare-rejects.py;
 # binlog with TidesDB as the default engine), the randomized differential test against
-# InnoDB and the SQL-level tests of tests/sql/ (crash, binlog crash, seed configuration,
-# disk full). mysql-test-run
-# writes results and .reject files next to the tests it runs, so it runs from a private copy
-# of the installed test tree, BUILD_DIR/mtr/mysql-test, never from /usr/share. The copy's
-# suite/tidesdb is a link to the repository's mysql-test/tidesdb, so --record updates the
-# recorded results in the repository.
+# InnoDB and the SQL-level tests of tests/sql/ (crash, binlog crash, replication, backup,
+# seed configuration, disk full). mysql-test-run writes results and .reject files next to
+# the tests it runs, so it runs from a private copy of the installed test tree,
+# BUILD_DIR/mtr/mysql-test, never from /usr/share. The copy's suite/tidesdb is a link to
+# the repository's mysql-test/tidesdb, so --record updates the recorded results in the
+# repository.
 #
 # The last line is always "N passed, N failed"; the exit status is non-zero when anything
 # failed or a stage could not run (a stage that could not run counts as one failure).
@@ -177,50 +177,35 @@ run_stock_suites() {
   [ "$rc" -eq 0 ] || failures+=("storage_engine: $own failures of TidesDB's own; see $log")
 }
 
+# One tests/sql/ script: a stage that passes or fails as a whole, its output in LOGS/LOG.
+sql_stage() { # title log script args...
+  local title=$1 log=$LOGS/$2
+  shift 2
+  echo "=== $title ==="
+  if /usr/bin/python3 "$ROOT/tests/sql/$@" >"$log" 2>&1; then
+    passed=$((passed + 1))
+  else
+    stage_failed "$title" "see $log"
+  fi
+  tail -n 1 "$log"
+}
+
 run_sql_tests() {
   # Fixed seeds and case counts, so every run checks the same statements; other seeds
   # (tests/sql/differential.py --seed N) find more.
-  local py=/usr/bin/python3
   local s
   for s in 1 3; do
-    echo "=== differential test against InnoDB, seed $s ==="
-    if "$py" "$ROOT/tests/sql/differential.py" --seed "$s" --cases 60 --duration 300 \
-      >"$LOGS/differential-$s.log" 2>&1; then
-      passed=$((passed + 1))
-    else
-      stage_failed "differential seed $s" "see $LOGS/differential-$s.log"
-    fi
-    tail -n 1 "$LOGS/differential-$s.log"
+    sql_stage "differential test against InnoDB, seed $s" "differential-$s.log" \
+      differential.py --seed "$s" --cases 60 --duration 300
   done
-  echo "=== SQL crash test (SIGKILL, durable mode) ==="
-  if "$py" "$ROOT/tests/sql/crash_test.py" --seed 7 --rounds 3 >"$LOGS/crash-test.log" 2>&1; then
-    passed=$((passed + 1))
-  else
-    stage_failed "crash test" "see $LOGS/crash-test.log"
-  fi
-  tail -n 1 "$LOGS/crash-test.log"
-  echo "=== SQL crash test with the binary log (two-phase commit, 20 SIGKILLs) ==="
-  if "$py" "$ROOT/tests/sql/crash_test.py" --seed 8 --binlog ROW --rounds 20 --threads 8 --think 0 \
-    --min-run 1 --max-run 4 >"$LOGS/crash-test-binlog.log" 2>&1; then
-    passed=$((passed + 1))
-  else
-    stage_failed "crash test with the binary log" "see $LOGS/crash-test-binlog.log"
-  fi
-  tail -n 1 "$LOGS/crash-test-binlog.log"
-  echo "=== the seed benchmark configuration, unchanged (bench/seed-benchmark.cnf) ==="
-  if "$py" "$ROOT/tests/sql/seed_config_test.py" >"$LOGS/seed-config-test.log" 2>&1; then
-    passed=$((passed + 1))
-  else
-    stage_failed "seed configuration test" "see $LOGS/seed-config-test.log"
-  fi
-  tail -n 1 "$LOGS/seed-config-test.log"
-  echo "=== SQL disk-full test (engine directory on a small tmpfs) ==="
-  if "$py" "$ROOT/tests/sql/disk_full_test.py" >"$LOGS/disk-full-test.log" 2>&1; then
-    passed=$((passed + 1))
-  else
-    stage_failed "disk-full test" "see $LOGS/disk-full-test.log"
-  fi
-  tail -n 1 "$LOGS/disk-full-test.log"
+  sql_stage "SQL crash test (SIGKILL, durable mode)" crash-test.log crash_test.py --seed 7 --rounds 3
+  sql_stage "SQL crash test with the binary log (two-phase commit, 20 SIGKILLs)" crash-test-binlog.log \
+    crash_test.py --seed 8 --binlog ROW --rounds 20 --threads 8 --think 0 --min-run 1 --max-run 4
+  sql_stage "SQL backup test (mariadb-dump and tidesdb-backup.py under load, restored, rolled forward)" \
+    backup-test.log backup_test.py --seed 11 --backups 2 --plugin "$BUILD/plugin/ha_tidesdb.so"
+  sql_stage "the seed benchmark configuration, unchanged (bench/seed-benchmark.cnf)" seed-config-test.log \
+    seed_config_test.py --plugin "$BUILD/plugin/ha_tidesdb.so"
+  sql_stage "SQL disk-full test (engine directory on a small tmpfs)" disk-full-test.log disk_full_test.py
 }
 
 if [ "$MTR_ONLY" -eq 0 ]; then

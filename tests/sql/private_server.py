@@ -14,6 +14,9 @@ changes neither the running server nor the one restarted after a crash.
         server.start()     # the same data directory
         server.stop()      # SIGTERM, waits
 
+PrivateServer(datadir=PATH) runs on an existing data directory (a restored backup) instead
+of making one; that directory is the caller's and is never removed.
+
 The temporary directory is removed at exit unless keep=True or the test failed
 (mark_failed()); its path is printed so the error log can be read.
 """
@@ -56,7 +59,7 @@ class ServerError(Exception):
 
 class PrivateServer:
     def __init__(self, plugin=DEFAULT_PLUGIN, extra_args=(), keep=False, start_timeout=90, quiet=False,
-                 defaults_file=None):
+                 defaults_file=None, datadir=None):
         if not os.path.isfile(plugin):
             raise ServerError(f"{plugin} does not exist (make build)")
         self.keep = keep
@@ -70,7 +73,7 @@ class PrivateServer:
         self.defaults_file = defaults_file
         # Short path: the Unix socket path must stay under 108 bytes.
         self.dir = tempfile.mkdtemp(prefix="tidesql-", dir="/tmp")
-        self.datadir = os.path.join(self.dir, "data")
+        self.datadir = datadir if datadir is not None else os.path.join(self.dir, "data")
         self.plugin_dir = os.path.join(self.dir, "plugins")
         self.socket = os.path.join(self.dir, "mysqld.sock")
         self.errlog = os.path.join(self.dir, "mysqld.err")
@@ -88,6 +91,8 @@ class PrivateServer:
             plugin, time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(os.path.getmtime(plugin))),
             file_digest(self.plugin))
 
+        if datadir is not None:
+            return
         log = os.path.join(self.dir, "install-db.log")
         with open(log, "w") as out:
             rc = subprocess.call(["mariadb-install-db", "--no-defaults", "--user=root",
