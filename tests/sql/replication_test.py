@@ -8,7 +8,8 @@ Two private servers run on this machine: the primary with --log-bin --server-id=
 mysql.gtid_slave_pos on TidesDB (--gtid-pos-auto-engines=TidesDB), so the position a
 replicated transaction records commits in the same TidesDB transaction as its rows
 (--gtid-pos-engine InnoDB keeps the stock InnoDB table instead; the server then commits the
-two engines with two-phase commit through its tc.log).
+two engines with two-phase commit through its tc.log, which loses the InnoDB half at some
+crashes).
 
 Each binlog format (ROW, MIXED, STATEMENT; --format picks one) gets its own database and
 three phases, with writer threads on the primary running multi-statement transactions over
@@ -59,7 +60,9 @@ statements; phase 3 stalls when the replica prepares before it waits for its tur
 (--replica-binlog, --gtid-pos-engine InnoDB) or locks as it writes
 (--replica-arg=--tidesdb-pessimistic-locking=ON): TidesDB's lock waits are not reported to
 the parallel replica, so two replicated transactions wait for each other until
-tidesdb_lock_wait_timeout.
+tidesdb_lock_wait_timeout. With --gtid-pos-engine InnoDB phase 2 can fail too: the
+gtid_slave_pos row (InnoDB) of the last transaction is lost at a kill, its rows (TidesDB)
+are not.
 
     tests/sql/replication_test.py                          # all three formats
     tests/sql/replication_test.py --format ROW --seed 7 -v # about 35 s
