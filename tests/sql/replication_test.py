@@ -19,8 +19,9 @@ by a UNIQUE key and by a plain secondary key, deletes by primary and by UNIQUE k
 and INSERT ... ON DUPLICATE KEY UPDATE, and last a marker row with the transaction's id.
 Deadlocks and lock wait timeouts (1213, 1205) roll back and retry. Threads alternate
 optimistic and pessimistic locking and, for ROW and MIXED, REPEATABLE READ and READ
-COMMITTED; STATEMENT uses REPEATABLE READ only, since at READ COMMITTED TidesDB refuses to
-log statements (1665, checked once per STATEMENT run). After each COMMIT the writer reads
+COMMITTED (--isolation overrides). A STATEMENT run first asks at which levels TidesDB logs
+statements: READ COMMITTED must refuse (1665) and write nothing; its writers then use the
+weakest level accepted, REPEATABLE READ today. After each COMMIT the writer reads
 @@last_gtid, so the test knows which GTID carried which transaction.
 
   1. Serial replica: the workload runs, then the replica catches up (its @@gtid_slave_pos
@@ -309,19 +310,11 @@ OPS, WEIGHTS = zip(*[
 ])
 
 
-def isolation_levels(fmt, chosen):
-    """The writers' isolation levels, taken in turn. STATEMENT is refused at READ COMMITTED,
-    so by default its sessions all use REPEATABLE READ."""
-    if chosen:
-        return chosen
-    return ["REPEATABLE READ"] if fmt == "STATEMENT" else ["REPEATABLE READ", "READ COMMITTED"]
-
-
-def run_writers(primary, work, db, fmt, phase, args, seconds, hot=False, during=None):
-    """Runs the writers for `seconds`; `during()` runs meanwhile (the kills) instead of a
-    plain sleep. Returns the number of transactions committed."""
+def run_writers(primary, work, db, fmt, phase, args, levels, seconds, hot=False, during=None):
+    """Runs the writers (isolation `levels` taken in turn) for `seconds`; `during()` runs
+    meanwhile (the kills) instead of a plain sleep. Returns the number of transactions
+    committed."""
     before = work.stats["committed"]
-    levels = isolation_levels(fmt, args.isolation)
     writers = [Writer(i, primary, work, db, fmt, phase, args.seed, hot, levels) for i in range(args.threads)]
     for w in writers:
         w.start()
@@ -512,39 +505,57 @@ def setup(primary, db, fmt):
     conn.close()
 
 
-def snapshot_probe(primary, db, fmt):
-    """The fixed interleaving described at the top (table probe): a REPEATABLE READ UPDATE by
-    secondary key after a concurrent insert into that key value committed."""
+def snapshot_probe(primary, db, fmt, level):
+    """The fixed interleaving described at the top (table probe), its first transaction at
+    `level`: an UPDATE by secondary key after a concurrent insert into that key value
+    committed. Returns the primary's rows and how the transaction ended (a conflict, 1213,
+    is a correct answer too)."""
     a, b = primary.connect(autocommit=False), primary.connect()
     ca, cb = a.cursor(), b.cursor()
     ca.execute("SET SESSION binlog_format = " + fmt)
     cb.execute("SET SESSION binlog_format = " + fmt)
-    ca.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+    ca.execute("SET SESSION TRANSACTION ISOLATION LEVEL " + level)
     ca.execute("BEGIN")
     ca.execute("SELECT COUNT(*) FROM %s.probe" % db)
     cb.execute("INSERT INTO %s.probe (id, grp, qty) VALUES (2, 7, 0)" % db)
-    ca.execute("UPDATE %s.probe SET qty = qty + 1 WHERE grp = 7" % db)
-    ca.execute("COMMIT")
+    try:
+        ca.execute("UPDATE %s.probe SET qty = qty + 1 WHERE grp = 7" % db)
+        ca.execute("COMMIT")
+        ended = "committed"
+    except pymysql.err.MySQLError as e:
+        if e.args[0] not in RETRYABLE:
+            raise
+        a.rollback()
+        ended = "rolled back (%s)" % e.args[0]
     a.close()
     b.close()
-    return fetch(primary, "SELECT id, qty FROM %s.probe ORDER BY id" % db)
+    return fetch(primary, "SELECT id, qty FROM %s.probe ORDER BY id" % db), ended
 
 
-def statement_refused_at_read_committed(primary, db):
-    """STATEMENT at READ COMMITTED must be refused (1665) and write nothing."""
-    conn = primary.connect()
-    cur = conn.cursor()
-    cur.execute("SET SESSION binlog_format = STATEMENT")
-    cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
-    try:
-        cur.execute("INSERT INTO %s.kv (k, v, txt) VALUES (%d, 1, 'rc')" % (db, KV_KEYS + 1))
-        got = "the INSERT succeeded"
-    except pymysql.err.MySQLError as e:
-        got = None if e.args[0] == ER_BINLOG_STMT_MODE_AND_ROW_ENGINE else "error %s" % (e,)
-    conn.close()
+def statement_levels(primary, db):
+    """The isolation levels at which TidesDB logs statements; at the others it must refuse
+    (1665) and write nothing. READ COMMITTED must refuse. Returns (levels, problems)."""
+    levels, problems = [], []
+    for level in ("READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE"):
+        conn = primary.connect(autocommit=False)
+        cur = conn.cursor()
+        cur.execute("SET SESSION binlog_format = STATEMENT")
+        cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL " + level)
+        try:
+            cur.execute("INSERT INTO %s.kv (k, v, txt) VALUES (%d, 1, 'probe')" % (db, KV_KEYS + 1))
+            levels.append(level)
+        except pymysql.err.MySQLError as e:
+            if e.args[0] != ER_BINLOG_STMT_MODE_AND_ROW_ENGINE:
+                problems.append("STATEMENT at %s: expected success or error 1665, got %s" % (level, e))
+        conn.rollback()
+        conn.close()
+    if "READ COMMITTED" in levels:
+        problems.append("STATEMENT at READ COMMITTED: expected error 1665, the INSERT succeeded")
     if fetch(primary, "SELECT COUNT(*) FROM %s.kv WHERE k = %d" % (db, KV_KEYS + 1))[0][0]:
-        got = (got or "") + "; the row was written"
-    return [] if got is None else ["STATEMENT at READ COMMITTED: expected error 1665, got: " + got]
+        problems.append("STATEMENT: a refused or rolled-back INSERT left its row")
+    if not [level for level in levels if level != "READ COMMITTED"]:
+        problems.append("STATEMENT: refused at every isolation level")
+    return levels, problems
 
 
 def binlog_event_counts(primary, first_file):
@@ -593,7 +604,7 @@ def run_format(fmt, primary, replica, args, work, rng, totals, problems):
 
     def load(phase, seconds, **kw):
         mark = len(work.problems)
-        n = run_writers(primary, work, db, fmt, phase, args, seconds, **kw)
+        n = run_writers(primary, work, db, fmt, phase, args, levels, seconds, **kw)
         fail(phase, work.problems[mark:])
         return n
 
@@ -608,18 +619,29 @@ def run_format(fmt, primary, replica, args, work, rng, totals, problems):
         fail(phase, found)
         return "matching the data" if not found else "NOT matching the data"
 
+    # The writers' isolation levels: REPEATABLE READ and READ COMMITTED; for STATEMENT the
+    # weakest level it is accepted at (REPEATABLE READ, or SERIALIZABLE should the engine
+    # refuse statements at REPEATABLE READ too).
+    levels = args.isolation or ["REPEATABLE READ", "READ COMMITTED"]
+    probe_level = "REPEATABLE READ"
     if fmt == "STATEMENT":
-        found = statement_refused_at_read_committed(primary, db)
+        accepted, found = statement_levels(primary, db)
         fail("setup", found)
-        if not found:
-            print("STATEMENT: refused at READ COMMITTED with error 1665, nothing written", flush=True)
-    probe = snapshot_probe(primary, db, fmt)
+        print("STATEMENT: accepted at %s, refused (1665) at the others" % (" and ".join(accepted) or "no level"),
+              flush=True)
+        usable = [level for level in accepted if level != "READ COMMITTED"]
+        if not usable:
+            return
+        probe_level = usable[0]
+        levels = args.isolation or [probe_level]
+    probe, ended = snapshot_probe(primary, db, fmt, probe_level)
     wait_caught_up(primary, replica, args.catch_up)
     found, _ = compare(primary, replica, db, only="probe")
     fail("probe", found)
-    print("%s: probe (a REPEATABLE READ snapshot, then UPDATE ... WHERE grp = 7 after a concurrent insert into "
-          "grp 7 committed) left (id, qty) %s on the primary, %s on the replica" % (
-              fmt, probe, "the same" if not found else fetch(replica, "SELECT id, qty FROM %s.probe ORDER BY id" % db)),
+    print("%s: probe (a %s snapshot, then UPDATE ... WHERE grp = 7 after a concurrent insert into grp 7 "
+          "committed; %s) left (id, qty) %s on the primary, %s on the replica" % (
+              fmt, probe_level, ended, probe,
+              "the same" if not found else fetch(replica, "SELECT id, qty FROM %s.probe ORDER BY id" % db)),
           flush=True)
     if stop_here():
         return
