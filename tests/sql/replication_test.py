@@ -674,8 +674,8 @@ def run_format(fmt, primary, replica, args, work, rng, totals, problems):
     rows = compare_now(2)
     print("%s phase 2 (replica SIGKILLed %d times mid-stream): %d transactions; restarts took %s s; gtid_slave_pos "
           "at the restarts %s, %s; caught up %.1f s after the load; %d rows compared"
-          % (fmt, args.kills, n, "/".join("%.1f" % t for t in restarts), ", ".join(map(str, kills)), verdict,
-             lag, rows),
+          % (fmt, args.kills, n, "/".join("%.1f" % t for t in restarts) or "-", ", ".join(map(str, kills)) or "-",
+             verdict, lag, rows),
           flush=True)
     if stop_here():
         return
