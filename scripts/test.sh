@@ -203,6 +203,8 @@ run_sql_tests() {
     crash_test.py --seed 8 --binlog ROW --rounds 20 --threads 8 --think 0 --min-run 1 --max-run 4
   sql_stage "SQL backup test (mariadb-dump and tidesdb-backup.py under load, restored, rolled forward)" \
     backup-test.log backup_test.py --seed 11 --backups 2 --plugin "$BUILD/plugin/ha_tidesdb.so"
+  sql_stage "SQL replication test (primary and replica, every binlog format, replica SIGKILLed, parallel replica)" \
+    replication-test.log replication_test.py --seed 9 --plugin "$BUILD/plugin/ha_tidesdb.so"
   sql_stage "the seed benchmark configuration, unchanged (bench/seed-benchmark.cnf)" seed-config-test.log \
     seed_config_test.py --plugin "$BUILD/plugin/ha_tidesdb.so"
   sql_stage "SQL disk-full test (engine directory on a small tmpfs)" disk-full-test.log disk_full_test.py

@@ -179,9 +179,12 @@ class PrivateServer:
             return self.proc.returncode
         return None
 
-    def connect(self, connect_timeout=10, autocommit=True, **kw):
-        return pymysql.connect(unix_socket=self.socket, user="root", password="", connect_timeout=connect_timeout,
-                               autocommit=autocommit, charset="utf8mb4", **kw)
+    def connect(self, connect_timeout=10, autocommit=True, tcp=False, **kw):
+        """A root connection over the Unix socket, or with tcp=True over 127.0.0.1:port (the
+        way a replica reaches its primary)."""
+        where = dict(host="127.0.0.1", port=self.port) if tcp else dict(unix_socket=self.socket)
+        return pymysql.connect(user="root", password="", connect_timeout=connect_timeout, autocommit=autocommit,
+                               charset="utf8mb4", **where, **kw)
 
     def log_tail(self, lines=30, since_start=True):
         try:
