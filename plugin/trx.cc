@@ -4,11 +4,16 @@
 #include <sql_class.h>
 
 #include <algorithm>
+#include <mutex>
+#include <unordered_map>
 
 #include "engine.h"
 #include "handlerton.h"
 #include "status.h"
 #include "sysvars.h"
+
+// The server's report of a lock wait (sql_class.cc; not in a public header).
+extern "C" int thd_rpl_deadlock_check(MYSQL_THD thd, MYSQL_THD other_thd);
 
 namespace tidesql {
 namespace {
@@ -34,6 +39,21 @@ tidesdb::IsolationLevel isolation_of(THD* thd) {
   }
 }
 
+// The connection of each live library transaction (by Transaction::id()), so that a lock
+// wait can be reported to the server as "this connection waits for that one": parallel
+// replication then kills and retries a replicated transaction that holds what an earlier
+// one (in the commit order it must keep) waits for, instead of both waiting until the
+// lock timeout, and with the binary log on the server marks the waiting transaction so
+// that replicas do not run it in parallel with the one it waited for.
+std::mutex connections_mu;
+std::unordered_map<uint64_t, THD*> connections;
+
+void report_lock_wait(THD* waiter, uint64_t holder_id) {
+  std::lock_guard<std::mutex> g(connections_mu);
+  auto it = connections.find(holder_id);
+  if (it != connections.end() && it->second != waiter) thd_rpl_deadlock_check(waiter, it->second);
+}
+
 void begin_transaction(THD* thd, TrxContext* trx, bool snapshot_at_begin) {
   tidesdb::TransactionOptions options;
   options.isolation = isolation_of(thd);
@@ -48,7 +68,14 @@ void begin_transaction(THD* thd, TrxContext* trx, bool snapshot_at_begin) {
   // KILL QUERY / KILL CONNECTION / max_statement_time end a lock wait within the
   // library's poll interval (asked from the waiting thread, as InnoDB does).
   options.interrupted = [thd] { return thd_kill_level(thd) != THD_IS_NOT_KILLED; };
+  options.waiting_for = [thd](uint64_t holder_id) { report_lock_wait(thd, holder_id); };
+  std::unique_ptr<tidesdb::Transaction> previous = std::move(trx->txn);  // ended, maybe not reset
   trx->txn = transaction_db()->BeginTransaction(options);
+  {
+    std::lock_guard<std::mutex> g(connections_mu);
+    if (previous) connections.erase(previous->id());
+    connections[trx->txn->id()] = thd;
+  }
   trx->savepoint_depth = 0;
   trx->statement_savepoint = false;
   status_counters.transactions.fetch_add(1, std::memory_order_relaxed);
@@ -56,6 +83,10 @@ void begin_transaction(THD* thd, TrxContext* trx, bool snapshot_at_begin) {
 
 void end_transaction(TrxContext* trx) {
   trx->release_cursors();
+  if (trx->txn) {
+    std::lock_guard<std::mutex> g(connections_mu);
+    connections.erase(trx->txn->id());
+  }
   trx->txn.reset();
   trx->statement_open = false;
   trx->statement_savepoint = false;

@@ -84,6 +84,11 @@ struct TransactionOptions {
   // ("lock wait interrupted"), the request withdrawn and the transaction still active
   // (a SQL engine passes "the statement was killed"). Empty: waits run to their timeout.
   std::function<bool()> interrupted;
+  // Called from the waiting thread, with no lock held, with the id() of each transaction
+  // holding the key when a lock request of this transaction starts to wait (a SQL engine
+  // reports the wait to its server, whose parallel replication breaks waits that
+  // contradict the commit order it must keep). Empty: not called.
+  std::function<void(uint64_t holder_id)> waiting_for;
 };
 
 struct TransactionDBOptions {

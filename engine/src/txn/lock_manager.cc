@@ -189,7 +189,8 @@ bool LockManager::ReachesItself(uint64_t txn_id) const {
 }
 
 Status LockManager::Lock(uint64_t txn_id, uint32_t cf_id, Slice key, LockMode mode, int64_t timeout_micros,
-                         const std::function<bool()>* interrupted) {
+                         const std::function<bool()>* interrupted,
+                         const std::function<void(uint64_t holder)>* waiting_for) {
   const std::string lock_key = MakeLockKey(cf_id, key);
   Stripe& stripe = StripeFor(lock_key);
   std::unique_lock<std::mutex> l(stripe.mu);
@@ -240,8 +241,37 @@ Status LockManager::Lock(uint64_t txn_id, uint32_t cf_id, Slice key, LockMode mo
     }
   }
 
+  // Whom the request waits for: the holders and the requests queued ahead of it (granted
+  // first). Each is told to waiting_for once, when it first blocks the request, outside
+  // the stripe's mutex (the callback may take the caller's own locks; a SQL server
+  // resolves commit-order deadlocks of parallel replication with it). A grant meanwhile is
+  // seen by the loop below.
+  const bool reports = waiting_for != nullptr && *waiting_for;
+  std::vector<uint64_t> reported;
+  auto report_new_blockers = [&] {
+    std::vector<uint64_t> fresh;
+    auto note = [&](uint64_t id) {
+      if (id != txn_id && std::find(reported.begin(), reported.end(), id) == reported.end() &&
+          std::find(fresh.begin(), fresh.end(), id) == fresh.end()) {
+        fresh.push_back(id);
+      }
+    };
+    for (const LockEntry::Holder& h : entry.holders) note(h.txn_id);
+    for (const Waiter* q : entry.queue) {
+      if (q == &w) break;
+      note(q->txn_id);
+    }
+    if (fresh.empty()) return;
+    reported.insert(reported.end(), fresh.begin(), fresh.end());
+    l.unlock();
+    for (uint64_t id : fresh) (*waiting_for)(id);
+    l.lock();
+  };
+  if (reports) report_new_blockers();
+
   const bool forever = timeout_micros < 0 || timeout_micros > kMaxFiniteTimeoutMicros;
-  const bool pollable = interrupted != nullptr && *interrupted;
+  // Polled: to ask `interrupted`, and to report blockers that arrive while it waits.
+  const bool pollable = (interrupted != nullptr && *interrupted) || reports;
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::microseconds(forever ? 0 : timeout_micros);
   bool was_interrupted = false;
@@ -253,10 +283,16 @@ Status LockManager::Lock(uint64_t txn_id, uint32_t cf_id, Slice key, LockMode mo
       w.cv.wait_until(l, until);
       if (w.granted) break;
       if (!forever && std::chrono::steady_clock::now() >= deadline) break;
-      l.unlock();
-      was_interrupted = (*interrupted)();
-      l.lock();
-      if (was_interrupted && !w.granted) break;
+      if (reports) {
+        report_new_blockers();
+        if (w.granted) break;
+      }
+      if (interrupted != nullptr && *interrupted) {
+        l.unlock();
+        was_interrupted = (*interrupted)();
+        l.lock();
+        if (was_interrupted && !w.granted) break;
+      }
     } else if (forever) {
       w.cv.wait(l);
     } else if (w.cv.wait_until(l, deadline) == std::cv_status::timeout) {

@@ -94,9 +94,13 @@ class LockManager {
   // timeout; the transaction's other locks are untouched. Deadlock: waiting would close a
   // cycle; nothing changed.
   // `interrupted` (may be null or empty) is polled every kInterruptPollMicros while the
-  // request waits; true withdraws it with Status::Aborted.
+  // request waits; true withdraws it with Status::Aborted. `waiting_for` (may be null or
+  // empty) is called, with no lock held, once for each transaction the request waits for
+  // (a holder of the key, or a request queued ahead of it): when it starts to wait, and,
+  // for blockers that arrive later, within kInterruptPollMicros.
   Status Lock(uint64_t txn_id, uint32_t cf_id, Slice key, LockMode mode, int64_t timeout_micros,
-              const std::function<bool()>* interrupted = nullptr);
+              const std::function<bool()>* interrupted = nullptr,
+              const std::function<void(uint64_t holder)>* waiting_for = nullptr);
   static constexpr int64_t kInterruptPollMicros = 50'000;
   Status Lock(uint64_t txn_id, uint32_t cf_id, Slice key, LockMode mode) {
     return Lock(txn_id, cf_id, key, mode, default_timeout_micros());

@@ -8,6 +8,7 @@
 extern "C" size_t __sanitizer_get_current_allocated_bytes();
 #endif
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -15,6 +16,7 @@ extern "C" size_t __sanitizer_get_current_allocated_bytes();
 #include <functional>
 #include <future>
 #include <map>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -373,6 +375,64 @@ TEST(LockManager, AnUncontendedLockIsCheap) {
   lm.UnlockAll(1);
   EXPECT_EQ(lm.NumLocks(), 0u);
   EXPECT_EQ(lm.NumTrackedTxns(), 0u);
+}
+
+// A request that has to wait names the holders it waits for, once, before it waits; one
+// granted at once names nobody.
+TEST(LockManager, AWaitNamesTheHoldersItWaitsFor) {
+  LockManager lm;
+  std::mutex mu;
+  std::vector<std::pair<uint64_t, uint64_t>> reported;  // (waiter, holder)
+  auto reporter = [&](uint64_t waiter) {
+    return std::function<void(uint64_t)>([&, waiter](uint64_t holder) {
+      std::lock_guard<std::mutex> g(mu);
+      reported.emplace_back(waiter, holder);
+    });
+  };
+  auto from4 = reporter(4), from5 = reporter(5);
+  ASSERT_TRUE(lm.Lock(1, kCf, "k", S, kForever).ok());
+  ASSERT_TRUE(lm.Lock(2, kCf, "k", S, kForever).ok());
+  ASSERT_TRUE(lm.Lock(3, kCf, "other", X, kForever, nullptr, &from4).ok());
+  EXPECT_TRUE(reported.empty());
+  auto waiter =
+      std::async(std::launch::async, [&] { return lm.Lock(4, kCf, "k", X, kForever, nullptr, &from4); });
+  ASSERT_TRUE(Eventually([&] { return lm.IsWaiting(4); }));
+  {
+    std::lock_guard<std::mutex> g(mu);
+    std::sort(reported.begin(), reported.end());
+    EXPECT_EQ(reported, (std::vector<std::pair<uint64_t, uint64_t>>{{4, 1}, {4, 2}}));
+  }
+  lm.UnlockAll(1);
+  lm.UnlockAll(2);
+  ASSERT_TRUE(waiter.get().ok());
+  // A try-lock never waits, so it names nobody.
+  EXPECT_TRUE(lm.Lock(5, kCf, "k", X, 0, nullptr, &from5).IsTimedOut());
+  {
+    std::lock_guard<std::mutex> g(mu);
+    EXPECT_EQ(reported.size(), 2u);
+    reported.clear();
+  }
+  // A request queued behind another names that one too (it is granted first), and only
+  // once although it keeps waiting.
+  auto from6 = reporter(6);
+  auto first =
+      std::async(std::launch::async, [&] { return lm.Lock(5, kCf, "k", X, kForever, nullptr, &from5); });
+  ASSERT_TRUE(Eventually([&] { return lm.IsWaiting(5); }));
+  auto second =
+      std::async(std::launch::async, [&] { return lm.Lock(6, kCf, "k", X, kForever, nullptr, &from6); });
+  ASSERT_TRUE(Eventually([&] { return lm.IsWaiting(6); }));
+  std::this_thread::sleep_for(std::chrono::microseconds(3 * LockManager::kInterruptPollMicros));
+  {
+    std::lock_guard<std::mutex> g(mu);
+    std::sort(reported.begin(), reported.end());
+    EXPECT_EQ(reported, (std::vector<std::pair<uint64_t, uint64_t>>{{5, 4}, {6, 4}, {6, 5}}));
+  }
+  lm.UnlockAll(4);
+  ASSERT_TRUE(first.get().ok());
+  lm.UnlockAll(5);
+  ASSERT_TRUE(second.get().ok());
+  lm.UnlockAll(6);
+  lm.UnlockAll(3);
 }
 
 // KILL QUERY: a waiting request whose predicate turns true is withdrawn with Aborted

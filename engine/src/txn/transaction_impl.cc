@@ -78,7 +78,8 @@ Status TransactionImpl::CountFailure(const Status& s) {
 
 Status TransactionImpl::LockKey(uint32_t cf_id, Slice key, LockMode mode) {
   holds_locks_ = true;
-  Status s = db_->locks_.Lock(id_, cf_id, key, mode, db_->LockTimeout(options_), &options_.interrupted);
+  Status s = db_->locks_.Lock(id_, cf_id, key, mode, db_->LockTimeout(options_), &options_.interrupted,
+                              &options_.waiting_for);
   if (!s.ok()) return CountFailure(s);
   if (ReadsSnapshot()) {
     // Taken after the first lock, so that the first key cannot conflict.
@@ -262,7 +263,8 @@ Status TransactionImpl::LockForCommit(bool prepare) {
   const int64_t timeout = db_->LockTimeout(options_);
   for (const auto& [cf_id, map] : ws_.cfs()) {
     for (const auto& [key, e] : map) {
-      Status s = db_->locks_.Lock(id_, cf_id, key, LockMode::kExclusive, timeout, &options_.interrupted);
+      Status s = db_->locks_.Lock(id_, cf_id, key, LockMode::kExclusive, timeout, &options_.interrupted,
+                                  &options_.waiting_for);
       if (!s.ok()) return CountFailure(s);
     }
   }
@@ -271,7 +273,7 @@ Status TransactionImpl::LockForCommit(bool prepare) {
     for (const ReadKey& r : reads_) {
       Status s =
           db_->locks_.Lock(id_, r.cf_id, r.key, r.for_update ? LockMode::kExclusive : LockMode::kShared,
-                           timeout, &options_.interrupted);
+                           timeout, &options_.interrupted, &options_.waiting_for);
       if (!s.ok()) return CountFailure(s);
     }
   }
