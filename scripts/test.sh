@@ -135,9 +135,16 @@ add_counts() { # name log
 }
 
 # Tests of the stock suites that need a feature TidesDB does not have yet, each listed with
-# its reason in docs/SQL-ENGINE.md ("Stock suites"): foreign keys (update_delete_number),
-# and rpl_alter, whose recorded result names MyISAM (InnoDB fails it the same way).
-STOCK_SKIP='engines/iuds.update_delete_number|engines/funcs.rpl_alter'
+# its reason in docs/SQL-ENGINE.md ("Stock suites"): foreign keys (update_delete_number);
+# rpl_alter, whose recorded result names MyISAM (InnoDB fails it the same way); and six
+# replication tests of engines/funcs that replicate TidesDB tables in STATEMENT format,
+# which TidesDB refuses (1665, as MyRocks: its UPDATE and DELETE read a snapshot, so a
+# replayed statement could find other rows; docs/SQL-ENGINE.md "Replication").
+# (mtr matches the pattern anywhere in "suite.test": $ keeps rpl_sp from also skipping
+# rpl_sp004 and rpl_sp_effects.)
+STOCK_SKIP='engines/iuds.update_delete_number|engines/funcs.rpl_alter|engines/funcs.rpl_sp$'
+STOCK_SKIP+='|engines/funcs.rpl_stm_mystery22$|engines/funcs.rpl_stm_no_op$|engines/funcs.rpl_switch_stm_row_mixed$'
+STOCK_SKIP+='|engines/funcs.rpl_temp_table$|engines/funcs.rpl_trigger$'
 
 run_stock_suites() {
   local log
@@ -205,6 +212,9 @@ run_sql_tests() {
     backup-test.log backup_test.py --seed 11 --backups 2 --plugin "$BUILD/plugin/ha_tidesdb.so"
   sql_stage "SQL replication test (primary and replica, every binlog format, replica SIGKILLed, parallel replica)" \
     replication-test.log replication_test.py --seed 9 --plugin "$BUILD/plugin/ha_tidesdb.so"
+  sql_stage "SQL replication test (a replica that locks as it writes and logs what it applies)" \
+    replication-test-locking.log replication_test.py --seed 10 --format ROW --replica-binlog \
+    --replica-arg=--tidesdb-pessimistic-locking=ON --plugin "$BUILD/plugin/ha_tidesdb.so"
   sql_stage "the seed benchmark configuration, unchanged (bench/seed-benchmark.cnf)" seed-config-test.log \
     seed_config_test.py --plugin "$BUILD/plugin/ha_tidesdb.so"
   sql_stage "SQL disk-full test (engine directory on a small tmpfs)" disk-full-test.log disk_full_test.py

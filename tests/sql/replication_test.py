@@ -59,11 +59,11 @@ replayed in commit order.
 
 What this finds today (docs/SQL-ENGINE.md, "Replication"): ROW and MIXED pass, STATEMENT is
 refused at every level (before the engine stopped logging statements, MIXED and STATEMENT
-failed at the probe: REPEATABLE READ is snapshot isolation); phase 3 stalls when the replica prepares before it waits for its turn to commit
-(--replica-binlog, --gtid-pos-engine InnoDB) or locks as it writes
-(--replica-arg=--tidesdb-pessimistic-locking=ON): TidesDB's lock waits are not reported to
-the parallel replica, so two replicated transactions wait for each other until
-tidesdb_lock_wait_timeout. With --gtid-pos-engine InnoDB phase 2 can fail too: the
+failed at the probe: REPEATABLE READ is snapshot isolation); phase 3 passes also when the replica prepares before
+it waits for its turn to commit (--replica-binlog) or locks as it writes
+(--replica-arg=--tidesdb-pessimistic-locking=ON), since TidesDB reports its lock waits to
+the server, which kills and retries the later transaction (it stalled until
+tidesdb_lock_wait_timeout before). With --gtid-pos-engine InnoDB phase 2 can fail too: the
 gtid_slave_pos row (InnoDB) of the last transaction is lost at a kill, its rows (TidesDB)
 are not.
 
