@@ -394,9 +394,15 @@ TEST(LockManager, AWaitNamesTheHoldersItWaitsFor) {
   ASSERT_TRUE(lm.Lock(2, kCf, "k", S, kForever).ok());
   ASSERT_TRUE(lm.Lock(3, kCf, "other", X, kForever, nullptr, &from4).ok());
   EXPECT_TRUE(reported.empty());
+  auto count = [&] {
+    std::lock_guard<std::mutex> g(mu);
+    return reported.size();
+  };
   auto waiter =
       std::async(std::launch::async, [&] { return lm.Lock(4, kCf, "k", X, kForever, nullptr, &from4); });
   ASSERT_TRUE(Eventually([&] { return lm.IsWaiting(4); }));
+  // The report follows the enqueueing, outside the stripe's mutex.
+  ASSERT_TRUE(Eventually([&] { return count() == 2; }));
   {
     std::lock_guard<std::mutex> g(mu);
     std::sort(reported.begin(), reported.end());
@@ -421,6 +427,8 @@ TEST(LockManager, AWaitNamesTheHoldersItWaitsFor) {
   auto second =
       std::async(std::launch::async, [&] { return lm.Lock(6, kCf, "k", X, kForever, nullptr, &from6); });
   ASSERT_TRUE(Eventually([&] { return lm.IsWaiting(6); }));
+  ASSERT_TRUE(Eventually([&] { return count() == 3; }));
+  // Waiting on does not name them again.
   std::this_thread::sleep_for(std::chrono::microseconds(3 * LockManager::kInterruptPollMicros));
   {
     std::lock_guard<std::mutex> g(mu);
