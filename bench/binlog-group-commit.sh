@@ -28,22 +28,7 @@ ENGINES=${ENGINES:-"TidesDB InnoDB RocksDB"}
 PORT=${PORT:-3391}
 
 mkdir -p "$OUT"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/tidesql-gc.XXXXXX")
-DATA=$WORK/data
-SOCK=$WORK/mysqld.sock
-PLUGINS=$WORK/plugins
-mkdir -p "$PLUGINS"
-for f in /usr/lib/mysql/plugin/*; do ln -s "$f" "$PLUGINS/$(basename "$f")"; done
-ln -sfn "$BUILD/plugin/ha_tidesdb.so" "$PLUGINS/ha_tidesdb.so"
-SERVER_PID=
-cleanup() {
-  [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-mariadb-install-db --no-defaults --user=root --datadir="$DATA" --auth-root-authentication-method=normal \
-  --skip-test-db >"$OUT/install-db.log" 2>&1
+. "$(dirname "${BASH_SOURCE[0]}")/private-server.sh"
 /usr/sbin/mariadbd --no-defaults --user=root --datadir="$DATA" --socket="$SOCK" --port="$PORT" \
   --bind-address=127.0.0.1 --plugin-dir="$PLUGINS" --plugin-load-add=ha_tidesdb.so \
   --plugin-load-add=ha_rocksdb.so --tidesdb=FORCE --max-connections=200 \

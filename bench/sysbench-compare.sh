@@ -43,22 +43,7 @@ WORKLOADS=${WORKLOADS:-"oltp_point_select oltp_read_only oltp_write_only oltp_re
 PORT=${PORT:-3390}
 
 mkdir -p "$OUT"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/tidesql-bench.XXXXXX")
-DATA=$WORK/data
-SOCK=$WORK/mysqld.sock
-PLUGINS=$WORK/plugins
-mkdir -p "$PLUGINS"
-for f in /usr/lib/mysql/plugin/*; do ln -s "$f" "$PLUGINS/$(basename "$f")"; done
-ln -sfn "$BUILD/plugin/ha_tidesdb.so" "$PLUGINS/ha_tidesdb.so"
-SERVER_PID=
-cleanup() {
-  [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-mariadb-install-db --no-defaults --user=root --datadir="$DATA" --auth-root-authentication-method=normal \
-  --skip-test-db >"$OUT/install-db.log" 2>&1
+. "$(dirname "${BASH_SOURCE[0]}")/private-server.sh"
 
 start_server() { # regime
   local cache
