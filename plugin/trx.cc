@@ -13,6 +13,7 @@
 #include "sysvars.h"
 
 // The server's report of a lock wait (sql_class.cc; not in a public header).
+extern "C" int thd_need_wait_reports(const MYSQL_THD thd);
 extern "C" int thd_rpl_deadlock_check(MYSQL_THD thd, MYSQL_THD other_thd);
 
 namespace tidesql {
@@ -44,9 +45,19 @@ tidesdb::IsolationLevel isolation_of(THD* thd) {
 // replication then kills and retries a replicated transaction that holds what an earlier
 // one (in the commit order it must keep) waits for, instead of both waiting until the
 // lock timeout, and with the binary log on the server marks the waiting transaction so
-// that replicas do not run it in parallel with the one it waited for.
+// that replicas do not run it in parallel with the one it waited for. Only transactions
+// whose reports can matter are here (thd_need_wait_reports: the binary log is on, or the
+// connection is a parallel replication worker); elsewhere the server ignores them, and
+// the map would cost every transaction a global mutex.
 std::mutex connections_mu;
 std::unordered_map<uint64_t, THD*> connections;
+
+void forget_connection(TrxContext* trx) {
+  if (!trx->reports_lock_waits || !trx->txn) return;
+  std::lock_guard<std::mutex> g(connections_mu);
+  connections.erase(trx->txn->id());
+  trx->reports_lock_waits = false;
+}
 
 void report_lock_wait(THD* waiter, uint64_t holder_id) {
   std::lock_guard<std::mutex> g(connections_mu);
@@ -68,12 +79,13 @@ void begin_transaction(THD* thd, TrxContext* trx, bool snapshot_at_begin) {
   // KILL QUERY / KILL CONNECTION / max_statement_time end a lock wait within the
   // library's poll interval (asked from the waiting thread, as InnoDB does).
   options.interrupted = [thd] { return thd_kill_level(thd) != THD_IS_NOT_KILLED; };
-  options.waiting_for = [thd](uint64_t holder_id) { report_lock_wait(thd, holder_id); };
-  std::unique_ptr<tidesdb::Transaction> previous = std::move(trx->txn);  // ended, maybe not reset
+  const bool report_waits = thd_need_wait_reports(thd);
+  if (report_waits) options.waiting_for = [thd](uint64_t holder_id) { report_lock_wait(thd, holder_id); };
+  forget_connection(trx);  // an ended transaction not reset yet (on_row_error)
   trx->txn = transaction_db()->BeginTransaction(options);
-  {
+  trx->reports_lock_waits = report_waits;
+  if (report_waits) {
     std::lock_guard<std::mutex> g(connections_mu);
-    if (previous) connections.erase(previous->id());
     connections[trx->txn->id()] = thd;
   }
   trx->savepoint_depth = 0;
@@ -83,10 +95,7 @@ void begin_transaction(THD* thd, TrxContext* trx, bool snapshot_at_begin) {
 
 void end_transaction(TrxContext* trx) {
   trx->release_cursors();
-  if (trx->txn) {
-    std::lock_guard<std::mutex> g(connections_mu);
-    connections.erase(trx->txn->id());
-  }
+  forget_connection(trx);
   trx->txn.reset();
   trx->statement_open = false;
   trx->statement_savepoint = false;

@@ -50,6 +50,8 @@ struct TrxContext {
   // outcome is what commit() reports.
   bool committed_in_order = false;
   tidesdb::Status ordered_status;
+  // The transaction is in the map of connections whose lock waits are reported (trx.cc).
+  bool reports_lock_waits = false;
   // Counters of this connection's transactions, for status variables.
   uint64_t conflicts = 0;
 

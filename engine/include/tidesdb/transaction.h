@@ -85,9 +85,11 @@ struct TransactionOptions {
   // (a SQL engine passes "the statement was killed"). Empty: waits run to their timeout.
   std::function<bool()> interrupted;
   // Called from the waiting thread, with no lock held, with the id() of each transaction
-  // holding the key when a lock request of this transaction starts to wait (a SQL engine
-  // reports the wait to its server, whose parallel replication breaks waits that
-  // contradict the commit order it must keep). Empty: not called.
+  // a lock request of this transaction waits for (a holder of the key, or a request
+  // queued ahead of it), once each: when the request starts to wait, and within
+  // LockManager::kInterruptPollMicros for blockers that arrive later (a SQL engine reports
+  // the wait to its server, whose parallel replication breaks waits that contradict the
+  // commit order it must keep). Empty: not called.
   std::function<void(uint64_t holder_id)> waiting_for;
 };
 

@@ -326,9 +326,11 @@ class DBImpl final : public DB {
   uint64_t synced_wal_ = 0, synced_end_ = 0;
   Status sync_error_;
   // Records that WAL `number` is durable through `end`, or that an fsync of the WAL failed
-  // (sync_mu_ not held).
+  // (the first failure is kept). The Locked ones with sync_mu_ held.
   void NoteSynced(uint64_t number, uint64_t end);
   void NoteSyncFailed(const Status& s);
+  void NoteSyncedLocked(uint64_t number, uint64_t end);
+  void NoteSyncFailedLocked(const Status& s);
 
   std::vector<std::thread> flush_threads_;
   std::vector<std::thread> compaction_threads_;

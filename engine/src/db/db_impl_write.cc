@@ -529,17 +529,25 @@ Status DBImpl::SyncWAL() {
   return SyncWalThrough(number, end);
 }
 
-void DBImpl::NoteSynced(uint64_t number, uint64_t end) {
-  std::lock_guard<std::mutex> l(sync_mu_);
+void DBImpl::NoteSyncedLocked(uint64_t number, uint64_t end) {
   if (number > synced_wal_ || (number == synced_wal_ && end > synced_end_)) {
     synced_wal_ = number;
     synced_end_ = end;
   }
 }
 
+void DBImpl::NoteSyncFailedLocked(const Status& s) {
+  if (sync_error_.ok()) sync_error_ = Status::IOError("WAL sync failed; reopen the database", s.ToString());
+}
+
+void DBImpl::NoteSynced(uint64_t number, uint64_t end) {
+  std::lock_guard<std::mutex> l(sync_mu_);
+  NoteSyncedLocked(number, end);
+}
+
 void DBImpl::NoteSyncFailed(const Status& s) {
   std::lock_guard<std::mutex> l(sync_mu_);
-  if (sync_error_.ok()) sync_error_ = Status::IOError("WAL sync failed; reopen the database", s.ToString());
+  NoteSyncFailedLocked(s);
 }
 
 Status DBImpl::SyncWalThrough(uint64_t wal_number, uint64_t wal_end) {
@@ -578,13 +586,10 @@ Status DBImpl::SyncWalThrough(uint64_t wal_number, uint64_t wal_end) {
   }
   l.lock();
   sync_running_ = false;
-  if (s.ok()) {
-    if (!rotated && (number > synced_wal_ || (number == synced_wal_ && end > synced_end_))) {
-      synced_wal_ = number;
-      synced_end_ = end;
-    }
-  } else if (sync_error_.ok()) {
-    sync_error_ = Status::IOError("WAL sync failed; reopen the database", s.ToString());
+  if (!s.ok()) {
+    NoteSyncFailedLocked(s);
+  } else if (!rotated) {
+    NoteSyncedLocked(number, end);
   }
   sync_cv_.notify_all();
   s = sync_error_;
