@@ -266,10 +266,17 @@ def binlog_markers(server):
     that ends with its Xid event), from every binlog file, in row or statement form."""
     with open(os.path.join(server.datadir, "binlog.index")) as f:
         files = [os.path.join(server.datadir, os.path.basename(line.strip())) for line in f if line.strip()]
-    out = subprocess.run(["mariadb-binlog", "--no-defaults", "--base64-output=decode-rows", "--verbose"] + files,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace").stdout
+    # One file at a time: a kill in the middle of a binlog write leaves that file with a
+    # truncated last event, and mariadb-binlog stops at it, which would hide every later
+    # file. A group cut off at a file's end has no Xid and is not counted.
+    lines = []
+    for name in files:
+        lines.append("BEGIN")  # a new file starts a new group
+        lines += subprocess.run(["mariadb-binlog", "--no-defaults", "--base64-output=decode-rows", "--verbose", name],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                errors="replace").stdout.splitlines()
     committed, group, row_marker = set(), [], False
-    for line in out.splitlines():
+    for line in lines:
         if line.startswith("START TRANSACTION") or line.startswith("BEGIN"):
             group, row_marker = [], False
         elif line.startswith("### INSERT INTO `crash`.`marker`"):
