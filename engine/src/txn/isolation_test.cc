@@ -375,6 +375,40 @@ TEST_P(IsolationTest, G2PredicateAntiDependency) {
   }
 }
 
+// A phantom from a prepared writer: t2 prepared an insert into the range t1 scans. If t1
+// commits at once it precedes t2 (it did not see the row, and t2 has not committed); if
+// it prepares, t2 may commit first (a prepared transaction's commit cannot fail), so at
+// serializable t1's prepare fails. Once t2 has committed, t1's retry sees the row.
+TEST_P(IsolationTest, PhantomFromAPreparedWriter) {
+  for (bool two_phase : {false, true}) {
+    SCOPED_TRACE(two_phase ? "t1 prepares" : "t1 commits in one phase");
+    const std::string key = two_phase ? "4" : "3", value = key + "0";
+    auto is_new = [&](int v) { return v == std::stoi(value); };
+    auto t1 = Begin(), t2 = Begin();
+    OK(t2->Put(cf_, key, value));
+    OK(t2->Prepare("w"));
+    EXPECT_EQ(Count(t1.get(), is_new), 0);
+    OK(t1->Put(cf_, "9", "90"));
+    Status s = two_phase ? t1->Prepare("r") : t1->Commit();
+    if (two_phase && Ser()) {
+      EXPECT_TRUE(s.IsBusy()) << s.ToString();
+      OK(db_->CommitPrepared("w"));
+      auto retry = Begin();
+      EXPECT_EQ(Count(retry.get(), is_new), 1);
+      OK(retry->Put(cf_, "9", "90"));
+      OK(retry->Prepare("r"));
+      OK(db_->CommitPrepared("r"));
+    } else {
+      OK(s);
+      OK(db_->CommitPrepared("w"));
+      if (two_phase) {
+        OK(db_->CommitPrepared("r"));
+      }
+    }
+    EXPECT_EQ(Db(key) + Db("9"), value + "90");
+  }
+}
+
 // The read-only transaction anomaly under snapshot isolation (Fekete, O'Neil, O'Neil
 // 2004), three transactions: x = checking, y = savings; t2 withdraws 10 from x with a
 // 1 penalty if x + y would go negative; t3 deposits 20 into y; t1 only reads.

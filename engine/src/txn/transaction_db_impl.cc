@@ -64,6 +64,12 @@ Status TransactionDBImpl::RestoreRecoveredPrepared() {
       return locks_.Lock(rec->txn_id, cf_id, key, LockMode::kExclusive, 0);
     });
     if (!s.ok()) return Status::Corruption("recovered prepared transactions lock the same key", xid);
+    {
+      // The ranges it scanned are not in its record: only its writes are kept out of
+      // other transactions' scanned ranges from now on.
+      std::lock_guard<std::mutex> g(validate_mu_);
+      if (rec->batch.Count() > 0) prepared_writes_.push_back(PreparedWrites{rec->txn_id, &rec->batch});
+    }
     std::lock_guard<std::mutex> l(prepared_mu_);
     prepared_[xid] = std::move(rec);
   }
@@ -108,6 +114,28 @@ Status TransactionDBImpl::CheckPreparedRangesLocked(uint64_t txn_id, uint32_t cf
   return Status::OK();
 }
 
+Status TransactionDBImpl::CheckPreparedWritesLocked(uint64_t txn_id,
+                                                    const std::vector<KeyRange>& ranges) const {
+  for (const PreparedWrites& p : prepared_writes_) {
+    if (p.txn_id == txn_id) continue;
+    Status s = ForEachKey(*p.batch, [&](uint32_t cf_id, Slice key) {
+      for (const KeyRange& r : ranges) {
+        if (r.Contains(cf_id, key)) {
+          return Status::Busy("serialization conflict: a prepared transaction writes into a scanned range");
+        }
+      }
+      return Status::OK();
+    });
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+void TransactionDBImpl::ForgetPreparedLocked(uint64_t txn_id) {
+  std::erase_if(prepared_ranges_, [&](const PreparedRange& p) { return p.txn_id == txn_id; });
+  std::erase_if(prepared_writes_, [&](const PreparedWrites& p) { return p.txn_id == txn_id; });
+}
+
 Status TransactionDBImpl::ValidateKey(uint32_t cf_id, Slice key, SequenceNumber since,
                                       SequenceNumber* checked_to) {
   *checked_to = since;
@@ -121,7 +149,7 @@ Status TransactionDBImpl::ValidateKey(uint32_t cf_id, Slice key, SequenceNumber 
   return Status::OK();
 }
 
-Status TransactionDBImpl::ValidateLocked(const TransactionImpl& txn, bool prepare,
+Status TransactionDBImpl::ValidateLocked(const TransactionImpl& txn, const WriteBatch* prepared_batch,
                                          SequenceNumber commit_seq) {
   const SequenceNumber snap = txn.snapshot_ != nullptr ? txn.snapshot_->sequence() : 0;
   if (!txn.Pessimistic()) {
@@ -146,6 +174,12 @@ Status TransactionDBImpl::ValidateLocked(const TransactionImpl& txn, bool prepar
       Status s = range_index_.Validate(r, snap);
       if (!s.ok()) return s;
     }
+    // Nor will anybody who is prepared now, and so may commit before this transaction's
+    // second phase. (Committing now, in one phase, this transaction precedes them.)
+    if (prepared_batch != nullptr && !txn.ranges_.empty()) {
+      Status s = CheckPreparedWritesLocked(txn.id_, txn.ranges_);
+      if (!s.ok()) return s;
+    }
   }
   if (!prepared_ranges_.empty()) {
     for (const auto& [cf_id, map] : txn.ws_.cfs()) {
@@ -155,8 +189,9 @@ Status TransactionDBImpl::ValidateLocked(const TransactionImpl& txn, bool prepar
       }
     }
   }
-  if (prepare) {
+  if (prepared_batch != nullptr) {
     for (const KeyRange& r : txn.ranges_) prepared_ranges_.push_back(PreparedRange{txn.id_, r});
+    if (prepared_batch->Count() > 0) prepared_writes_.push_back(PreparedWrites{txn.id_, prepared_batch});
     return Status::OK();
   }
   for (const auto& [cf_id, map] : txn.ws_.cfs()) {
@@ -241,7 +276,7 @@ Status TransactionDBImpl::ResolvePrepared(const std::shared_ptr<PreparedTxn>& re
   }
   {
     std::lock_guard<std::mutex> g(validate_mu_);
-    std::erase_if(prepared_ranges_, [&](const PreparedRange& p) { return p.txn_id == rec->txn_id; });
+    ForgetPreparedLocked(rec->txn_id);
   }
   {
     std::lock_guard<std::mutex> l(prepared_mu_);

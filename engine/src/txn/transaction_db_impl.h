@@ -70,9 +70,11 @@ class TransactionDBImpl final : public TransactionDB {
  private:
   friend class TransactionImpl;
 
-  // Runs in the commit leader's callback. `prepare`: validate and register the
-  // transaction's ranges as prepared, record nothing; otherwise validate and record.
-  Status ValidateLocked(const TransactionImpl& txn, bool prepare, SequenceNumber commit_seq);
+  // Runs in the commit leader's callback. With `prepared_batch` (the transaction's write
+  // set as its PreparedTxn holds it): validate and register the transaction's ranges and
+  // writes as prepared, record nothing; otherwise validate and record at commit_seq.
+  Status ValidateLocked(const TransactionImpl& txn, const WriteBatch* prepared_batch,
+                        SequenceNumber commit_seq);
   void RecordCommitLocked(const WriteBatch& batch, SequenceNumber commit_seq);
   // Records a committed key in the commit table, and in the range index while a
   // serializable transaction may validate ranges against it. Requires validate_mu_.
@@ -85,6 +87,11 @@ class TransactionDBImpl final : public TransactionDB {
   void EndSerializable();
   // Busy if (cf, key) lies in a range scanned by a prepared transaction other than txn_id.
   Status CheckPreparedRangesLocked(uint64_t txn_id, uint32_t cf_id, Slice key) const;
+  // Busy if a prepared transaction other than txn_id writes a key inside one of ranges.
+  // A transaction that prepares commits later, possibly after such a writer, whose commit
+  // cannot fail: it must not have scanned past that writer's uncommitted key.
+  Status CheckPreparedWritesLocked(uint64_t txn_id, const std::vector<KeyRange>& ranges) const;
+  void ForgetPreparedLocked(uint64_t txn_id);
   Status ResolvePrepared(const std::shared_ptr<PreparedTxn>& txn, bool commit);
   std::shared_ptr<PreparedTxn> FindPrepared(Slice xid) const;
   void MaybePrune();
@@ -114,6 +121,13 @@ class TransactionDBImpl final : public TransactionDB {
     KeyRange range;
   };
   std::vector<PreparedRange> prepared_ranges_;
+  // The write sets of prepared transactions (each batch owned by its PreparedTxn, which
+  // outlives its entry here), for CheckPreparedWritesLocked.
+  struct PreparedWrites {
+    uint64_t txn_id;
+    const WriteBatch* batch;
+  };
+  std::vector<PreparedWrites> prepared_writes_;
   size_t serializable_active_ = 0;        // under validate_mu_
   SequenceNumber last_recorded_seq_ = 0;  // under validate_mu_: newest commit recorded
 

@@ -332,7 +332,7 @@ Status TransactionImpl::Commit() {
   DBImpl::TxnWrite tw;
   tw.validate = [this](SequenceNumber, SequenceNumber last) {
     std::lock_guard<std::mutex> g(db_->validate_mu_);
-    return db_->ValidateLocked(*this, false, last);
+    return db_->ValidateLocked(*this, nullptr, last);
   };
   WriteOptions wo;
   wo.sync_mode = sync_mode_;
@@ -371,7 +371,7 @@ Status TransactionImpl::Prepare(Slice xid) {
     }
     {
       std::lock_guard<std::mutex> g(db_->validate_mu_);
-      std::erase_if(db_->prepared_ranges_, [&](const auto& p) { return p.txn_id == id_; });
+      db_->ForgetPreparedLocked(id_);
     }
     CountFailure(st);
     Finish(State::kRolledBack);
@@ -386,9 +386,9 @@ Status TransactionImpl::Prepare(Slice xid) {
   DBImpl::TxnWrite tw;
   tw.type = kWalPrepare;
   tw.xid = rec->xid;
-  tw.validate = [this](SequenceNumber, SequenceNumber) {
+  tw.validate = [this, batch = &rec->batch](SequenceNumber, SequenceNumber) {
     std::lock_guard<std::mutex> g(db_->validate_mu_);
-    return db_->ValidateLocked(*this, true, 0);
+    return db_->ValidateLocked(*this, batch, 0);
   };
   // A prepared transaction must survive a power loss, unless the caller chose otherwise.
   // Its fsync runs outside the write queue (SyncWalThrough), shared with the prepares that

@@ -282,6 +282,38 @@ TEST_F(TwoPhaseCommitTest, CrashBetweenPrepareAndCommitThenRecoverAndResolve) {
 }
 
 // A prepare record stays recoverable while many later WALs come and go.
+// A recovered prepared transaction's writes stay out of the ranges that serializable
+// transactions scan and then prepare (its own scanned ranges are not in its record).
+TEST_F(TwoPhaseCommitTest, RecoveredPreparedWritesConflictWithScannedRanges) {
+  Open();
+  {
+    auto w = db_->BeginTransaction(TransactionOptions());
+    ASSERT_TRUE(w->Put(cf_, "k5", "w").ok());
+    ASSERT_TRUE(w->Prepare("w").ok());
+  }
+  Open();
+  ASSERT_EQ(db_->PreparedXids(), std::vector<std::string>{"w"});
+  TransactionOptions o;
+  o.isolation = IsolationLevel::kSerializable;
+  auto scan = [&](const std::string& lo, const std::string& xid) {
+    auto r = db_->BeginTransaction(o);
+    auto it = r->NewIterator(ReadOptions(), cf_);
+    for (it->Seek(lo); it->Valid() && std::string(it->key()) < lo + "z"; it->Next()) {
+    }
+    EXPECT_TRUE(it->status().ok());
+    it.reset();
+    EXPECT_TRUE(r->Put(cf_, "a" + xid, "r").ok());
+    return r->Prepare(xid);
+  };
+  EXPECT_TRUE(scan("k", "r1").IsBusy());  // [k, kz] holds k5
+  ASSERT_TRUE(scan("m", "r2").ok());      // [m, mz] does not
+  ASSERT_TRUE(db_->CommitPrepared("w").ok());
+  ASSERT_TRUE(scan("k", "r3").ok());
+  ASSERT_TRUE(db_->CommitPrepared("r2").ok());
+  ASSERT_TRUE(db_->CommitPrepared("r3").ok());
+  EXPECT_EQ(Db("k5") + Db("ar2") + Db("ar3"), "wrr");
+}
+
 TEST_F(TwoPhaseCommitTest, PreparedPinsItsWalAcrossRotation) {
   options_.unified_memtable_write_buffer_size = 64 << 10;
   Open();
