@@ -216,9 +216,21 @@ void ha_tidesdb::update_create_info(HA_CREATE_INFO* create_info) {
   }
 }
 
-bool ha_tidesdb::check_if_incompatible_data(HA_CREATE_INFO* info, uint table_changes) {
+enum_alter_inplace_result ha_tidesdb::check_if_supported_inplace_alter(TABLE*, Alter_inplace_info*) {
   // Every ALTER rebuilds the table through the server's copy path (online DDL is later).
-  return COMPATIBLE_DATA_NO;
+  return HA_ALTER_INPLACE_NOT_SUPPORTED;
+}
+
+bool ha_tidesdb::check_if_incompatible_data(HA_CREATE_INFO* info, uint table_changes) {
+  // Asked only whether stored data would read the same under the new definition (ALTER
+  // asks check_if_supported_inplace_alter): EXCHANGE PARTITION, for a table and a partition
+  // whose definitions the server found equal. Rows and keys are encoded from the column
+  // and index definitions alone, so equal definitions read each other's data; what else
+  // the engine keeps per table (column families, AUTO_INCREMENT and row-id counters)
+  // follows the table through the renames that swap the two.
+  if (table_changes != IS_EQUAL_YES) return COMPATIBLE_DATA_NO;
+  if ((info->used_fields & HA_CREATE_USED_AUTO) && info->auto_increment_value != 0) return COMPATIBLE_DATA_NO;
+  return COMPATIBLE_DATA_YES;
 }
 
 // --- statistics ------------------------------------------------------------------------------
@@ -268,7 +280,10 @@ int ha_tidesdb::info(uint flag) {
     }
     stats.block_size = 16384;
   }
-  if (flag & HA_STATUS_ERRKEY) errkey = dup_key_;
+  if (flag & HA_STATUS_ERRKEY) {
+    const TrxContext* trx = existing_trx_context(ha_thd());
+    if (trx != nullptr && trx->last_dup_key != MAX_KEY) errkey = trx->last_dup_key;
+  }
   if (flag & HA_STATUS_AUTO) {
     if (table->found_next_number_field != nullptr && load_auto_increment() == 0)
       stats.auto_increment_value = share_->counters->next_auto_increment.load();

@@ -33,6 +33,8 @@ class ha_tidesdb final : public handler, public TransactionCursor {
 
   // --- flags and limits (ha_tidesdb.cc)
   Table_flags table_flags() const override;
+  // Rows are stored packed, each as long as its values (docs/SQL-FORMATS.md).
+  enum row_type get_row_type() const override { return ROW_TYPE_DYNAMIC; }
   ulong index_flags(uint index, uint part, bool all_parts) const override;
   uint max_supported_keys() const override { return MAX_KEY; }
   uint max_supported_key_length() const override { return MAX_DATA_LENGTH_FOR_KEY; }
@@ -48,6 +50,8 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   int truncate() override;
   int delete_all_rows() override { return HA_ERR_WRONG_COMMAND; }  // row by row: rollbackable
   void update_create_info(HA_CREATE_INFO* create_info) override;
+  enum_alter_inplace_result check_if_supported_inplace_alter(TABLE* altered_table,
+                                                             Alter_inplace_info* ha_alter_info) override;
   bool check_if_incompatible_data(HA_CREATE_INFO* info, uint table_changes) override;
 
   // --- statistics (ha_tidesdb.cc)
@@ -181,8 +185,6 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   // Scratch buffers.
   std::string key_buf_, value_buf_, pk_buf_, new_pk_buf_, new_row_buf_;
   std::vector<std::string> old_keys_, new_keys_, new_values_;
-
-  uint dup_key_ = MAX_KEY;  // the key of the last HA_ERR_FOUND_DUPP_KEY (info(HA_STATUS_ERRKEY))
 
   // HA_EXTRA flags of the statement.
   bool ignore_dup_key_ = false;

@@ -42,7 +42,8 @@ int ha_tidesdb::check_unique(tidesdb::ColumnFamilyHandle* cf, const std::string&
   tidesdb::Status s = txn()->GetForUpdate(cf, key, &existing);
   if (s.IsNotFound()) return 0;
   if (!s.ok()) return report(s, "uniqueness check");
-  errkey = dup_key_ = errkey_index;
+  errkey = errkey_index;
+  trx_context(ha_thd())->last_dup_key = errkey_index;
   // HA_DUPLICATE_POS: REPLACE and ON DUPLICATE KEY UPDATE read the conflicting row by
   // dup_ref. A unique entry's value starts with the row's primary key.
   if (is_primary(errkey_index)) {

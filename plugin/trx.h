@@ -54,6 +54,10 @@ struct TrxContext {
   bool reports_lock_waits = false;
   // Counters of this connection's transactions, for status variables.
   uint64_t conflicts = 0;
+  // The index of the connection's last duplicate-key error, for info(HA_STATUS_ERRKEY) of
+  // whichever handler the server asks: a partitioned table asks the partition a row was
+  // read from, also when the duplicate was found writing it into another one.
+  uint last_dup_key = MAX_KEY;
 
   void add_cursor(TransactionCursor* c);
   void remove_cursor(TransactionCursor* c);

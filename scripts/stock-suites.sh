@@ -13,8 +13,11 @@
 #   binlog                        through the overlay mysql-test/plugin/tidesdb/binlog for
 #                                 TidesDB (the default engine; its disabled.def lists what
 #                                 fails for InnoDB too), --default-storage-engine for InnoDB
+#   parts                         the same way (overlay mysql-test/plugin/tidesdb/parts), its
+#                                 engine-agnostic tests only: those not named for an engine
+#                                 (partition_basic_innodb, ...), which test that engine
 #
-# LIST is comma-separated, from the five names above (default: all). --subset runs only a
+# LIST is comma-separated, from the seven names above (default: all). --subset runs only a
 # few representative tests of each suite (a smoke run of a minute or two). --pessimistic
 # starts the servers with --tidesdb-pessimistic-locking=ON. Arguments after -- go to
 # mysql-test-run unchanged.
@@ -39,7 +42,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 JOBS=${TEST_JOBS:-2}
 TESTCASE_TIMEOUT=${TEST_TESTCASE_TIMEOUT:-5} # minutes, per test
 SUITE_TIMEOUT=${TEST_SUITE_TIMEOUT:-120}     # minutes, per suite
-ALL_SUITES=engines/funcs,engines/iuds,storage_engine,storage_engine/parts,storage_engine/trx,binlog
+ALL_SUITES=engines/funcs,engines/iuds,storage_engine,storage_engine/parts,storage_engine/trx,binlog,parts
 
 usage() {
   sed -n '2,3p' "$0" | sed 's/^# //' >&2
@@ -92,6 +95,7 @@ subset_of() {
       delete delete_with_keys replace loaddata check_table checksum_table truncate_table
       type_blob type_enum vcol" ;;
     storage_engine/parts) echo "alter_table check_table checksum_table optimize_table" ;;
+    parts) echo "alter_table partition_exch_qa_2 reorganize show_create" ;;
     storage_engine/trx) echo "insert update delete level_read_committed
       level_repeatable_read cons_snapshot_repeatable_read xa" ;;
   esac
@@ -114,8 +118,19 @@ reject_dirs() {
   case "$1" in
     engines/*) echo "$TESTS/suite/$1/r" ;;
     storage_engine*) echo "$TESTS/suite/$1 $TESTS/plugin/$OVERLAY/$1" ;;
-    binlog) echo "$TESTS/suite/binlog/r $TESTS/plugin/tidesdb/binlog" ;;
+    binlog | parts) echo "$TESTS/suite/$1/r $TESTS/plugin/tidesdb/$1" ;;
   esac
+}
+
+# The stock parts suite's tests that are not named for one engine (the others set $engine
+# to theirs, or name it in their .opt files: they test that engine's partitioning), and,
+# for TidesDB, the overlay's own runs of the suite's per-engine include files on TidesDB
+# (partition_int_tidesdb, ...).
+parts_tests() {
+  find "$TESTS/suite/parts/t" -name '*.test' -printf '%f\n' | sed 's/\.test$//' |
+    grep -vE '(innodb|myisam|maria|archive|blackhole|memory|rocksdb)' | sort
+  [ "$ENGINE" = TidesDB ] && find -L "$TESTS/plugin/tidesdb/parts/t" -name '*.test' -printf '%f\n' |
+    sed 's/\.test$//' | sort
 }
 
 # The servers load a copy of ha_tidesdb.so taken when the run starts, from a plugin folder of
@@ -156,11 +171,11 @@ run_suite() {
       # The overlay's suite.opt loads the engine.
       args+=(--suite="$suite-$OVERLAY")
       ;;
-    binlog)
+    binlog | parts)
       if [ "$ENGINE" = TidesDB ]; then
-        args+=(--suite=binlog-tidesdb)
+        args+=(--suite="$suite-tidesdb")
       else
-        args+=(--suite=binlog --mysqld=--innodb --mysqld=--default-storage-engine=InnoDB)
+        args+=(--suite="$suite" --mysqld=--innodb --mysqld=--default-storage-engine=InnoDB)
       fi
       ;;
     *)
@@ -173,9 +188,13 @@ run_suite() {
   [ "$ENGINE" = TidesDB ] && args+=(--mysqld=--plugin-dir="$PLUGIN_DIR")
   [ "$PESSIMISTIC" = 1 ] && args+=(--mysqld=--tidesdb-pessimistic-locking=ON)
   args+=("${MTR_EXTRA_ARGS[@]}")
+  local t
   if [ "$SUBSET" = 1 ]; then
-    local t
     for t in $(subset_of "$suite"); do args+=("$t"); done
+  elif [ "$suite" = parts ]; then
+    # Big tests included: the per-engine include files are most of the suite's coverage.
+    args+=(--big-test)
+    for t in $(parts_tests); do args+=("$t"); done
   fi
 
   local dir

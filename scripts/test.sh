@@ -163,6 +163,12 @@ run_stock_suites() {
   log=$LOGS/stock-binlog.log
   "$ROOT/scripts/stock-suites.sh" "$BUILD" --suites=binlog 2>&1 | tee "$log"
   add_counts "stock suite binlog" "$log"
+  # The parts suite: its engine-agnostic tests with TidesDB as the default engine, and its
+  # per-engine include files run on TidesDB (the overlay mysql-test/plugin/tidesdb/parts).
+  echo "=== stock suite parts on TidesDB ==="
+  log=$LOGS/stock-parts.log
+  "$ROOT/scripts/stock-suites.sh" "$BUILD" --suites=parts 2>&1 | tee "$log"
+  add_counts "stock suite parts" "$log"
   # storage_engine's recorded results are stale in this server release (InnoDB fails about
   # half): a TidesDB failure counts only where its output differs from InnoDB's.
   echo "=== stock suite storage_engine (+ parts, trx) on TidesDB and InnoDB ==="
