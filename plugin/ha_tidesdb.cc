@@ -216,9 +216,46 @@ void ha_tidesdb::update_create_info(HA_CREATE_INFO* create_info) {
   }
 }
 
-enum_alter_inplace_result ha_tidesdb::check_if_supported_inplace_alter(TABLE*, Alter_inplace_info*) {
-  // Every ALTER rebuilds the table through the server's copy path (online DDL is later).
-  return HA_ALTER_INPLACE_NOT_SUPPORTED;
+namespace {
+
+// ALTERs that change the table's definition (.frm) but not one stored byte: rows are
+// encoded by column position and type, index entries by key position and key parts, and
+// the engine keeps nothing by column or index name.
+constexpr alter_table_operations kMetadataOnlyAlters =
+    ALTER_COLUMN_NAME | ALTER_RENAME_INDEX | ALTER_COLUMN_DEFAULT | ALTER_CHANGE_INDEX_COMMENT |
+    ALTER_RENAME | ALTER_DROP_CHECK_CONSTRAINT | ALTER_INDEX_IGNORABILITY | ALTER_PARTITIONED |
+    ALTER_COLUMN_TYPE_CHANGE_BY_ENGINE | ALTER_CHANGE_CREATE_OPTION;
+
+}  // namespace
+
+enum_alter_inplace_result ha_tidesdb::check_if_supported_inplace_alter(TABLE*, Alter_inplace_info* info) {
+  // Everything else rebuilds the table through the server's copy path.
+  if (info->handler_flags & ~kMetadataOnlyAlters) return HA_ALTER_INPLACE_NOT_SUPPORTED;
+  // Of the table options only the comment is metadata alone (AUTO_INCREMENT= sets the
+  // engine's counter, ENGINE= and ROW_FORMAT= ask for a rebuild).
+  if ((info->handler_flags & ALTER_CHANGE_CREATE_OPTION) &&
+      (info->create_info->used_fields & ~HA_CREATE_USED_COMMENT))
+    return HA_ALTER_INPLACE_NOT_SUPPORTED;
+  return HA_ALTER_INPLACE_INSTANT;
+}
+
+bool ha_tidesdb::can_convert_nocopy(const Field& field, const Column_definition& new_field) const {
+  // A longer VARCHAR (or VARBINARY) of the same character set whose length still takes as
+  // many length bytes: Field::pack writes its values unchanged. Not in a key, where
+  // non-binary strings are stored at their full width (docs/SQL-FORMATS.md).
+  if (field.real_type() != MYSQL_TYPE_VARCHAR || new_field.type_handler() != field.type_handler())
+    return false;
+  if (new_field.charset != field.charset() || !new_field.compression_method() != !field.compression_method())
+    return false;
+  const auto& varchar = static_cast<const Field_varstring&>(field);
+  if (new_field.length < varchar.field_length || (new_field.length > 255 ? 2U : 1U) != varchar.length_bytes)
+    return false;
+  for (uint k = 0; k < table->s->keys; k++) {
+    const KEY& key = table->key_info[k];
+    for (uint p = 0; p < key.user_defined_key_parts; p++)
+      if (key.key_part[p].fieldnr == field.field_index + 1) return false;
+  }
+  return true;
 }
 
 bool ha_tidesdb::check_if_incompatible_data(HA_CREATE_INFO* info, uint table_changes) {

@@ -52,6 +52,7 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   void update_create_info(HA_CREATE_INFO* create_info) override;
   enum_alter_inplace_result check_if_supported_inplace_alter(TABLE* altered_table,
                                                              Alter_inplace_info* ha_alter_info) override;
+  bool can_convert_nocopy(const Field& field, const Column_definition& new_field) const override;
   bool check_if_incompatible_data(HA_CREATE_INFO* info, uint table_changes) override;
 
   // --- statistics (ha_tidesdb.cc)
