@@ -29,7 +29,8 @@ constexpr char kNextIdKey[] = "N";
 constexpr char kTablePrefix = 'T';
 constexpr char kStatsPrefix = 'S';
 constexpr uint64_t kDictionaryVersion = 1;
-constexpr uint64_t kTableDefVersion = 1;
+// 2: the .frm version follows the AUTO_INCREMENT start.
+constexpr uint64_t kTableDefVersion = 2;
 constexpr uint64_t kTableStatsVersion = 1;
 constexpr char kDictionaryCf[] = "tidesql-dictionary";
 constexpr char kIndexCfPrefix[] = "idx-";
@@ -56,6 +57,8 @@ std::string encode_table_def(const TableDef& def) {
   put_varint(&v, def.index_ids.size());
   for (uint64_t id : def.index_ids) put_varint(&v, id);
   put_varint(&v, def.auto_increment_start);
+  put_varint(&v, def.frm_version.size());
+  v.append(def.frm_version);
   return v;
 }
 
@@ -76,6 +79,13 @@ tidesdb::Status decode_table_def(std::string_view v, TableDef* def) {
     if (!get_varint(&v, &id)) return tidesdb::Status::Corruption("dictionary: malformed table record");
   if (!get_varint(&v, &def->auto_increment_start))
     return tidesdb::Status::Corruption("dictionary: malformed table record");
+  def->frm_version.clear();
+  if (version >= 2) {
+    uint64_t length;
+    if (!get_varint(&v, &length) || length > v.size())
+      return tidesdb::Status::Corruption("dictionary: malformed table record");
+    def->frm_version.assign(v.substr(0, length));
+  }
   return tidesdb::Status::OK();
 }
 
@@ -138,6 +148,11 @@ void drop_index_cfs(const std::vector<uint64_t>& ids) {
 }  // namespace
 
 std::string index_cf_name(uint64_t index_id) { return kIndexCfPrefix + std::to_string(index_id); }
+
+std::string dictionary_name(const char* path) {
+  if (path[0] == '.' && path[1] == '/') return std::string(path + 2);
+  return std::string(path);
+}
 
 tidesdb::ColumnFamilyHandle* index_column_family(uint64_t index_id) {
   return base_db()->GetColumnFamily(index_cf_name(index_id));
@@ -329,6 +344,53 @@ tidesdb::Status dictionary_set_auto_increment(const std::string& name, uint64_t 
   tidesdb::Status s = lock_table_def(txn.get(), name, &def);
   if (!s.ok()) return s;
   def.auto_increment_start = auto_increment_start;
+  s = txn->Put(dictionary_cf, table_key(name), encode_table_def(def));
+  if (s.ok()) s = txn->Commit();
+  return s;
+}
+
+tidesdb::Status dictionary_reserve_index_cfs(size_t count, std::vector<uint64_t>* ids) {
+  std::lock_guard<std::mutex> guard(ddl_mutex);
+  auto txn = begin_ddl_transaction();
+  uint64_t first = 0;
+  tidesdb::Status s = allocate_ids(txn.get(), count, &first);
+  if (s.ok()) s = txn->Commit();
+  if (!s.ok()) return s;
+  ids->clear();
+  for (size_t i = 0; i < count; i++) ids->push_back(first + i);
+  s = create_index_cfs(*ids);
+  if (!s.ok()) drop_index_cfs(*ids);
+  return s;
+}
+
+tidesdb::Status dictionary_replace_indexes(const std::string& name, const std::vector<uint64_t>& index_ids,
+                                           const std::string& frm_version,
+                                           const std::vector<uint64_t>& dropped) {
+  std::lock_guard<std::mutex> guard(ddl_mutex);
+  auto txn = begin_ddl_transaction();
+  TableDef def;
+  tidesdb::Status s = lock_table_def(txn.get(), name, &def);
+  if (!s.ok()) return s;
+  def.index_ids = index_ids;
+  def.frm_version = frm_version;
+  s = txn->Put(dictionary_cf, table_key(name), encode_table_def(def));
+  if (s.ok()) s = txn->Delete(dictionary_cf, stats_key(def.table_id));
+  if (s.ok()) s = txn->Commit();
+  if (!s.ok()) return s;
+  crash_point("alter_indexes_after_commit");
+  drop_index_cfs(dropped);
+  return tidesdb::Status::OK();
+}
+
+void dictionary_drop_index_cfs(const std::vector<uint64_t>& ids) { drop_index_cfs(ids); }
+
+tidesdb::Status dictionary_set_frm_version(const std::string& name, const std::string& frm_version) {
+  std::lock_guard<std::mutex> guard(ddl_mutex);
+  auto txn = begin_ddl_transaction();
+  TableDef def;
+  tidesdb::Status s = lock_table_def(txn.get(), name, &def);
+  if (!s.ok()) return s;
+  def.frm_version = frm_version;
   s = txn->Put(dictionary_cf, table_key(name), encode_table_def(def));
   if (s.ok()) s = txn->Commit();
   return s;

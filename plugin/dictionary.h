@@ -31,6 +31,10 @@ struct TableDef {
   // order, then, when hidden_pk, one for the rows.
   std::vector<uint64_t> index_ids;
   uint64_t auto_increment_start = 0;  // CREATE / ALTER ... AUTO_INCREMENT=; 0 = none given
+  // The tabledef_version (16 bytes) of the .frm this entry describes, recorded by CREATE and
+  // by an in-place ALTER's commit; empty when not known (entries of format version 1). DDL
+  // recovery compares it with an interrupted ALTER's new .frm (handlerton::check_version).
+  std::string frm_version;
 };
 
 // Persistent optimizer statistics of a table (ANALYZE TABLE), keyed by table id.
@@ -41,6 +45,10 @@ struct TableStats {
 };
 
 std::string index_cf_name(uint64_t index_id);
+
+// Dictionary name of a table path: "./db/t1" -> "db/t1"; temporary tables keep their
+// absolute path.
+std::string dictionary_name(const char* path);
 
 // Startup: opens (or creates) the dictionary column family, refuses a newer format, drops
 // temporary tables and every index column family that no table names.
@@ -62,6 +70,19 @@ tidesdb::Status dictionary_rename_table(const std::string& from, const std::stri
 tidesdb::Status dictionary_truncate_table(const std::string& name, uint64_t auto_increment_start,
                                           TableDef* renewed);
 tidesdb::Status dictionary_set_auto_increment(const std::string& name, uint64_t auto_increment_start);
+// In-place ALTER: column families for new indexes, made under fresh ids that no table names
+// yet (startup recovery drops them if the ALTER never commits).
+tidesdb::Status dictionary_reserve_index_cfs(size_t count, std::vector<uint64_t>* ids);
+// In-place ALTER's commit: the table's column families become `index_ids` (the new key
+// order) and its .frm version `frm_version`, in one dictionary transaction; its optimizer
+// statistics (per key position) are forgotten. Then `dropped` (indexes the ALTER removed)
+// are dropped.
+tidesdb::Status dictionary_replace_indexes(const std::string& name, const std::vector<uint64_t>& index_ids,
+                                           const std::string& frm_version,
+                                           const std::vector<uint64_t>& dropped);
+// Drops column families no table names (a failed in-place ALTER's new indexes).
+void dictionary_drop_index_cfs(const std::vector<uint64_t>& ids);
+tidesdb::Status dictionary_set_frm_version(const std::string& name, const std::string& frm_version);
 // Every table name that starts with `prefix` (DROP DATABASE leftovers, tests).
 std::vector<std::string> dictionary_table_names(const std::string& prefix);
 

@@ -12,17 +12,6 @@
 
 namespace tidesql {
 
-namespace {
-
-// Dictionary name of a table path: "./db/t1" -> "db/t1"; temporary tables keep their
-// absolute path.
-std::string dictionary_name(const char* path) {
-  if (path[0] == '.' && path[1] == '/') return std::string(path + 2);
-  return std::string(path);
-}
-
-}  // namespace
-
 ha_tidesdb::ha_tidesdb(handlerton* hton, TABLE_SHARE* share) : handler(hton, share) {}
 
 ha_tidesdb::~ha_tidesdb() { close_iterator(); }
@@ -92,6 +81,8 @@ int ha_tidesdb::create(const char* name, TABLE* form, HA_CREATE_INFO* create_inf
   shape.hidden_pk = form->s->primary_key == MAX_KEY;
   shape.temporary = (create_info->options & HA_LEX_CREATE_TMP_TABLE) != 0;
   shape.auto_increment_start = create_info->auto_increment_value;
+  shape.frm_version.assign(reinterpret_cast<const char*>(form->s->tabledef_version.str),
+                           form->s->tabledef_version.length);
   TableDef created;
   tidesdb::Status s = dictionary_create_table(dict, form->s->keys, shape, &created);
   if (s.IsInvalidArgument()) {
@@ -214,60 +205,6 @@ void ha_tidesdb::update_create_info(HA_CREATE_INFO* create_info) {
     info(HA_STATUS_AUTO);
     create_info->auto_increment_value = stats.auto_increment_value;
   }
-}
-
-namespace {
-
-// ALTERs that change the table's definition (.frm) but not one stored byte: rows are
-// encoded by column position and type, index entries by key position and key parts, and
-// the engine keeps nothing by column or index name.
-constexpr alter_table_operations kMetadataOnlyAlters =
-    ALTER_COLUMN_NAME | ALTER_RENAME_INDEX | ALTER_COLUMN_DEFAULT | ALTER_CHANGE_INDEX_COMMENT |
-    ALTER_RENAME | ALTER_DROP_CHECK_CONSTRAINT | ALTER_INDEX_IGNORABILITY | ALTER_PARTITIONED |
-    ALTER_COLUMN_TYPE_CHANGE_BY_ENGINE | ALTER_CHANGE_CREATE_OPTION;
-
-}  // namespace
-
-enum_alter_inplace_result ha_tidesdb::check_if_supported_inplace_alter(TABLE*, Alter_inplace_info* info) {
-  // Everything else rebuilds the table through the server's copy path.
-  if (info->handler_flags & ~kMetadataOnlyAlters) return HA_ALTER_INPLACE_NOT_SUPPORTED;
-  // Of the table options only the comment is metadata alone (AUTO_INCREMENT= sets the
-  // engine's counter, ENGINE= and ROW_FORMAT= ask for a rebuild).
-  if ((info->handler_flags & ALTER_CHANGE_CREATE_OPTION) &&
-      (info->create_info->used_fields & ~HA_CREATE_USED_COMMENT))
-    return HA_ALTER_INPLACE_NOT_SUPPORTED;
-  return HA_ALTER_INPLACE_INSTANT;
-}
-
-bool ha_tidesdb::can_convert_nocopy(const Field& field, const Column_definition& new_field) const {
-  // A longer VARCHAR (or VARBINARY) of the same character set whose length still takes as
-  // many length bytes: Field::pack writes its values unchanged. Not in a key, where
-  // non-binary strings are stored at their full width (docs/SQL-FORMATS.md).
-  if (field.real_type() != MYSQL_TYPE_VARCHAR || new_field.type_handler() != field.type_handler())
-    return false;
-  if (new_field.charset != field.charset() || !new_field.compression_method() != !field.compression_method())
-    return false;
-  const auto& varchar = static_cast<const Field_varstring&>(field);
-  if (new_field.length < varchar.field_length || (new_field.length > 255 ? 2U : 1U) != varchar.length_bytes)
-    return false;
-  for (uint k = 0; k < table->s->keys; k++) {
-    const KEY& key = table->key_info[k];
-    for (uint p = 0; p < key.user_defined_key_parts; p++)
-      if (key.key_part[p].fieldnr == field.field_index + 1) return false;
-  }
-  return true;
-}
-
-bool ha_tidesdb::check_if_incompatible_data(HA_CREATE_INFO* info, uint table_changes) {
-  // Asked only whether stored data would read the same under the new definition (ALTER
-  // asks check_if_supported_inplace_alter): EXCHANGE PARTITION, for a table and a partition
-  // whose definitions the server found equal. Rows and keys are encoded from the column
-  // and index definitions alone, so equal definitions read each other's data; what else
-  // the engine keeps per table (column families, AUTO_INCREMENT and row-id counters)
-  // follows the table through the renames that swap the two.
-  if (table_changes != IS_EQUAL_YES) return COMPATIBLE_DATA_NO;
-  if ((info->used_fields & HA_CREATE_USED_AUTO) && info->auto_increment_value != 0) return COMPATIBLE_DATA_NO;
-  return COMPATIBLE_DATA_YES;
 }
 
 // --- statistics ------------------------------------------------------------------------------

@@ -26,6 +26,13 @@
 
 namespace tidesql {
 
+// The key and value of index `index`'s entry for a row with primary key `pk` (the row's
+// key in its column family), from `codecs` (one per key of the row's table; primary_key
+// is MAX_KEY for a hidden primary key). True if the entry is keyed by the index's parts
+// alone (UNIQUE, no NULL part: a uniqueness check).
+bool encode_index_entry(const std::vector<KeyCodec>& codecs, uint primary_key, uint index,
+                        const uchar* record, const std::string& pk, std::string* key, std::string* value);
+
 class ha_tidesdb final : public handler, public TransactionCursor {
  public:
   ha_tidesdb(handlerton* hton, TABLE_SHARE* share);  // share may be null
@@ -50,10 +57,16 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   int truncate() override;
   int delete_all_rows() override { return HA_ERR_WRONG_COMMAND; }  // row by row: rollbackable
   void update_create_info(HA_CREATE_INFO* create_info) override;
+
+  // --- ALTER TABLE in place (ha_tidesdb_alter.cc)
   enum_alter_inplace_result check_if_supported_inplace_alter(TABLE* altered_table,
                                                              Alter_inplace_info* ha_alter_info) override;
   bool can_convert_nocopy(const Field& field, const Column_definition& new_field) const override;
   bool check_if_incompatible_data(HA_CREATE_INFO* info, uint table_changes) override;
+  bool prepare_inplace_alter_table(TABLE* altered_table, Alter_inplace_info* ha_alter_info) override;
+  bool inplace_alter_table(TABLE* altered_table, Alter_inplace_info* ha_alter_info) override;
+  bool commit_inplace_alter_table(TABLE* altered_table, Alter_inplace_info* ha_alter_info,
+                                  bool commit) override;
 
   // --- statistics (ha_tidesdb.cc)
   int info(uint flag) override;

@@ -17,9 +17,9 @@ void ha_tidesdb::encode_primary_key(const uchar* record, std::string* out) const
   codec.append_parts(record, codec.parts(), out);
 }
 
-bool ha_tidesdb::encode_index_entry(uint index, const uchar* record, const std::string& pk, std::string* key,
-                                    std::string* value) const {
-  const KeyCodec& codec = codecs_[index];
+bool encode_index_entry(const std::vector<KeyCodec>& codecs, uint primary_key, uint index,
+                        const uchar* record, const std::string& pk, std::string* key, std::string* value) {
+  const KeyCodec& codec = codecs[index];
   key->clear();
   value->clear();
   bool any_null = codec.append_parts(record, codec.parts(), key);
@@ -31,8 +31,14 @@ bool ha_tidesdb::encode_index_entry(uint index, const uchar* record, const std::
     key->append(pk);
   }
   codec.append_packed_values(record, value);
-  if (!has_hidden_pk()) codecs_[table->s->primary_key].append_packed_values(record, value, false);
+  if (primary_key != MAX_KEY) codecs[primary_key].append_packed_values(record, value, false);
   return parts_alone;
+}
+
+bool ha_tidesdb::encode_index_entry(uint index, const uchar* record, const std::string& pk, std::string* key,
+                                    std::string* value) const {
+  return tidesql::encode_index_entry(codecs_, has_hidden_pk() ? MAX_KEY : table->s->primary_key, index,
+                                     record, pk, key, value);
 }
 
 int ha_tidesdb::check_unique(tidesdb::ColumnFamilyHandle* cf, const std::string& key, uint errkey_index) {

@@ -26,6 +26,18 @@ void drop_database(handlerton*, char* path) {
   for (const std::string& name : dictionary_table_names(prefix)) dictionary_drop_table(name);
 }
 
+// DDL recovery of an in-place ALTER interrupted by a crash: whether the dictionary
+// committed the new definition (0: use the new .frm) or not (keep the old one). Tables the
+// dictionary does not know by this name (partitioned ones: their partitions' entries keep
+// no version) changed their definition alone, which either .frm reads.
+int check_version(handlerton*, const char* path, const LEX_CUSTRING* version, ulonglong) {
+  TableDef def;
+  if (!dictionary_load_table(dictionary_name(path), &def).ok()) return 0;
+  const bool same = def.frm_version.size() == version->length &&
+                    memcmp(def.frm_version.data(), version->str, version->length) == 0;
+  return same ? 0 : 1;
+}
+
 int init(void* p) {
   auto* hton = static_cast<handlerton*>(p);
   if (!open_engine()) return 1;
@@ -33,6 +45,7 @@ int init(void* p) {
   // Secondary entries end with the primary key, so the optimizer may search them by it too.
   hton->flags = HTON_SUPPORTS_EXTENDED_KEYS;
   hton->drop_database = drop_database;
+  hton->check_version = check_version;
   hton->show_status = show_engine_status;
   install_transaction_hooks(hton);
   tidesdb_hton = hton;

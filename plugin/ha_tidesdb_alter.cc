@@ -1,0 +1,256 @@
+// ALTER TABLE in place: instant changes of the definition alone, and ADD / DROP INDEX
+// without copying the table. Everything else goes through the server's copy path.
+//
+// An in-place ALTER that changes indexes commits its new column-family list together with
+// the new .frm's version (TableDef::frm_version) in one dictionary transaction, so that
+// after a crash DDL recovery (tidesdb_check_version) keeps whichever .frm matches what
+// the dictionary committed. docs/SQL-ENGINE.md, "ALTER".
+#include "ha_tidesdb.h"
+
+#include <mysqld_error.h>
+#include <sql_class.h>
+
+#include <cstring>
+#include <unordered_set>
+
+#include "dictionary.h"
+#include "row_codec.h"
+#include "status.h"
+
+namespace tidesql {
+
+namespace {
+
+// ALTERs that change the table's definition (.frm) but not one stored byte: rows are
+// encoded by column position and type, index entries by key position and key parts, and
+// the engine keeps nothing by column or index name.
+constexpr alter_table_operations kMetadataOnlyAlters =
+    ALTER_COLUMN_NAME | ALTER_RENAME_INDEX | ALTER_COLUMN_DEFAULT | ALTER_CHANGE_INDEX_COMMENT | ALTER_RENAME |
+    ALTER_DROP_CHECK_CONSTRAINT | ALTER_INDEX_IGNORABILITY | ALTER_PARTITIONED |
+    ALTER_COLUMN_TYPE_CHANGE_BY_ENGINE | ALTER_CHANGE_CREATE_OPTION;
+
+// Secondary indexes added or dropped: each has column families of its own, built from the
+// rows (added) or dropped at the commit.
+constexpr alter_table_operations kIndexAlters = ALTER_ADD_NON_UNIQUE_NON_PRIM_INDEX | ALTER_ADD_UNIQUE_INDEX |
+                                                ALTER_DROP_NON_UNIQUE_NON_PRIM_INDEX | ALTER_DROP_UNIQUE_INDEX |
+                                                ALTER_INDEX_ORDER;
+
+// Index entries written per library write while an index is built.
+constexpr size_t kBuildBatchBytes = 4 << 20;
+
+// What prepare_inplace_alter_table decided, for the build and the commit.
+struct InplaceAlter : public inplace_alter_handler_ctx {
+  bool changes_indexes = false;
+  // The new definition's column families: one per key in its key order (then the rows'
+  // when the primary key is hidden).
+  std::vector<uint64_t> index_ids;
+  std::vector<uint> built_keys;     // keys of the new definition to build
+  std::vector<uint64_t> created;    // their column families (dropped if the ALTER fails)
+  std::vector<uint64_t> dropped;    // column families of dropped indexes
+};
+
+std::string frm_version_of(const TABLE_SHARE* share) {
+  return std::string(reinterpret_cast<const char*>(share->tabledef_version.str), share->tabledef_version.length);
+}
+
+}  // namespace
+
+enum_alter_inplace_result ha_tidesdb::check_if_supported_inplace_alter(TABLE* altered_table,
+                                                                       Alter_inplace_info* info) {
+  const alter_table_operations flags = info->handler_flags;
+  if (flags & ~(kMetadataOnlyAlters | kIndexAlters)) return HA_ALTER_INPLACE_NOT_SUPPORTED;
+  // Of the table options only the comment is metadata alone (AUTO_INCREMENT= sets the
+  // engine's counter, ENGINE= and ROW_FORMAT= ask for a rebuild).
+  if ((flags & ALTER_CHANGE_CREATE_OPTION) && (info->create_info->used_fields & ~HA_CREATE_USED_COMMENT))
+    return HA_ALTER_INPLACE_NOT_SUPPORTED;
+  if (!(flags & kIndexAlters)) return HA_ALTER_INPLACE_INSTANT;
+
+  // Index changes. Kept indexes are matched to their column families by name; partitions
+  // (whose dictionary entries the server's DDL recovery does not name) copy; an index on a
+  // virtual column would need the server to compute it for every row.
+  if ((flags & ALTER_RENAME_INDEX) || table->part_info != nullptr) return HA_ALTER_INPLACE_NOT_SUPPORTED;
+  if ((altered_table->s->primary_key == MAX_KEY) != has_hidden_pk()) return HA_ALTER_INPLACE_NOT_SUPPORTED;
+  for (uint i = 0; i < info->index_add_count; i++) {
+    // altered_table's keys are in key_info_buffer's order, with their fields resolved.
+    const KEY& key = altered_table->key_info[info->index_add_buffer[i]];
+    if ((key.flags & (HA_FULLTEXT | HA_SPATIAL)) || key.algorithm == HA_KEY_ALG_LONG_HASH)
+      return HA_ALTER_INPLACE_NOT_SUPPORTED;
+    for (uint p = 0; p < key.user_defined_key_parts; p++)
+      if (!key.key_part[p].field->stored_in_db()) return HA_ALTER_INPLACE_NOT_SUPPORTED;
+  }
+  // Dropping needs no writes held off (the old definition's writers keep the dropped
+  // index up to date until the commit); building reads the rows while writes wait.
+  return info->index_add_count == 0 ? HA_ALTER_INPLACE_NOCOPY_NO_LOCK : HA_ALTER_INPLACE_NOCOPY_LOCK;
+}
+
+bool ha_tidesdb::can_convert_nocopy(const Field& field, const Column_definition& new_field) const {
+  // A longer VARCHAR (or VARBINARY) of the same character set whose length still takes as
+  // many length bytes: Field::pack writes its values unchanged. Not in a key, where
+  // non-binary strings are stored at their full width (docs/SQL-FORMATS.md).
+  if (field.real_type() != MYSQL_TYPE_VARCHAR || new_field.type_handler() != field.type_handler()) return false;
+  if (new_field.charset != field.charset() || !new_field.compression_method() != !field.compression_method())
+    return false;
+  const auto& varchar = static_cast<const Field_varstring&>(field);
+  if (new_field.length < varchar.field_length || (new_field.length > 255 ? 2U : 1U) != varchar.length_bytes)
+    return false;
+  for (uint k = 0; k < table->s->keys; k++) {
+    const KEY& key = table->key_info[k];
+    for (uint p = 0; p < key.user_defined_key_parts; p++)
+      if (key.key_part[p].fieldnr == field.field_index + 1) return false;
+  }
+  return true;
+}
+
+bool ha_tidesdb::check_if_incompatible_data(HA_CREATE_INFO* info, uint table_changes) {
+  // Asked only whether stored data would read the same under the new definition (ALTER
+  // asks check_if_supported_inplace_alter): EXCHANGE PARTITION, for a table and a partition
+  // whose definitions the server found equal. Rows and keys are encoded from the column
+  // and index definitions alone, so equal definitions read each other's data; what else
+  // the engine keeps per table (column families, AUTO_INCREMENT and row-id counters)
+  // follows the table through the renames that swap the two.
+  if (table_changes != IS_EQUAL_YES) return COMPATIBLE_DATA_NO;
+  if ((info->used_fields & HA_CREATE_USED_AUTO) && info->auto_increment_value != 0) return COMPATIBLE_DATA_NO;
+  return COMPATIBLE_DATA_YES;
+}
+
+bool ha_tidesdb::prepare_inplace_alter_table(TABLE* altered_table, Alter_inplace_info* info) {
+  auto* alter = new InplaceAlter;
+  info->handler_ctx = alter;
+  if (!(info->handler_flags & kIndexAlters)) return false;
+  alter->changes_indexes = true;
+
+  const uint keys = altered_table->s->keys;
+  std::vector<bool> added(keys, false);
+  for (uint i = 0; i < info->index_add_count; i++) added[info->index_add_buffer[i]] = true;
+  std::vector<uint64_t> fresh;
+  if (info->index_add_count != 0) {
+    tidesdb::Status s = dictionary_reserve_index_cfs(info->index_add_count, &fresh);
+    if (!s.ok()) {
+      ha_error_from_status(s, "ALTER TABLE", ha_thd());
+      return true;
+    }
+  }
+  alter->created = fresh;
+  std::vector<bool> kept(table->s->keys, false);
+  size_t next_fresh = 0;
+  for (uint k = 0; k < keys; k++) {
+    if (added[k]) {
+      alter->index_ids.push_back(fresh[next_fresh++]);
+      alter->built_keys.push_back(k);
+      continue;
+    }
+    uint old = 0;
+    while (old < table->s->keys && strcmp(table->key_info[old].name.str, altered_table->key_info[k].name.str) != 0)
+      old++;
+    if (old == table->s->keys) {
+      // The server kept a key this table does not have: not an index change after all.
+      dictionary_drop_index_cfs(alter->created);
+      my_error(ER_INTERNAL_ERROR, MYF(0), "TidesDB: ALTER TABLE kept an index the table does not have");
+      return true;
+    }
+    kept[old] = true;
+    alter->index_ids.push_back(share_->def.index_ids[old]);
+  }
+  if (has_hidden_pk()) alter->index_ids.push_back(share_->def.index_ids[data_slot()]);
+  for (uint old = 0; old < table->s->keys; old++)
+    if (!kept[old]) alter->dropped.push_back(share_->def.index_ids[old]);
+  return false;
+}
+
+bool ha_tidesdb::inplace_alter_table(TABLE* altered_table, Alter_inplace_info* info) {
+  auto* alter = static_cast<InplaceAlter*>(info->handler_ctx);
+  if (alter == nullptr || alter->built_keys.empty()) return false;
+  THD* thd = ha_thd();
+  // Writes wait (HA_ALTER_INPLACE_NOCOPY_LOCK) and no transaction that wrote the table is
+  // open (the server held the table exclusively at prepare), so the committed rows are all
+  // of them.
+  std::vector<KeyCodec> codecs(altered_table->s->keys);
+  for (uint k = 0; k < altered_table->s->keys; k++) codecs[k].init(altered_table, k);
+  const uint primary_key = altered_table->s->primary_key;
+  std::vector<tidesdb::ColumnFamilyHandle*> cfs;
+  for (uint k : alter->built_keys) cfs.push_back(index_column_family(alter->index_ids[k]));
+  // UNIQUE entries keyed by their parts alone, written but not yet visible in the column
+  // family (one batch's worth), per built key.
+  std::vector<std::unordered_set<std::string>> pending(alter->built_keys.size());
+
+  tidesdb::WriteBatch batch;
+  auto flush = [&]() {
+    tidesdb::Status s;
+    if (batch.Count() != 0) s = transaction_db()->Write(tidesdb::WriteOptions(), &batch);
+    batch.Clear();
+    for (auto& p : pending) p.clear();
+    crash_point("alter_indexes_during_build");
+    return s;
+  };
+  auto fail = [&](const tidesdb::Status& s) {
+    ha_error_from_status(s, "ALTER TABLE", thd);
+    return true;
+  };
+  tidesdb::ReadOptions ro;
+  ro.fill_cache = false;
+  const ha_rows estimate = std::max<ha_rows>(1, stats.records);
+  ha_rows done = 0;
+  std::string pk, key, value, found;
+  uchar* record = altered_table->record[0];
+  auto it = base_db()->NewIterator(ro, data_cf());
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    if (decode_row(altered_table, std::string_view(it->value().data(), it->value().size()), record) != 0) {
+      my_error(ER_INTERNAL_ERROR, MYF(0), "TidesDB: ALTER TABLE found a row it cannot decode");
+      return true;
+    }
+    pk.assign(it->key().data(), it->key().size());
+    for (size_t b = 0; b < alter->built_keys.size(); b++) {
+      const uint k = alter->built_keys[b];
+      if (tidesql::encode_index_entry(codecs, primary_key, k, record, pk, &key, &value)) {
+        tidesdb::Status s = base_db()->Get(ro, cfs[b], key, &found);
+        if (s.ok() || !pending[b].insert(key).second) {
+          print_keydup_error(altered_table, &altered_table->key_info[k], MYF(0));
+          return true;
+        }
+        if (!s.IsNotFound()) return fail(s);
+      }
+      batch.Put(cfs[b], key, value);
+    }
+    if (batch.ApproximateSize() >= kBuildBatchBytes) {
+      tidesdb::Status s = flush();
+      if (!s.ok()) return fail(s);
+    }
+    if (++done % 1024 == 0) {
+      thd_progress_report(thd, done, std::max(estimate, done));
+      if (thd_killed(thd)) {
+        thd->send_kill_message();
+        return true;
+      }
+    }
+  }
+  if (!it->status().ok()) return fail(it->status());
+  tidesdb::Status s = flush();
+  if (!s.ok()) return fail(s);
+  return false;
+}
+
+bool ha_tidesdb::commit_inplace_alter_table(TABLE* altered_table, Alter_inplace_info* info, bool commit) {
+  auto* alter = static_cast<InplaceAlter*>(info->handler_ctx);
+  if (alter == nullptr) return false;
+  if (!commit) {
+    dictionary_drop_index_cfs(alter->created);
+    alter->created.clear();
+    return false;
+  }
+  // A partition's definition is its table's: its dictionary entry keeps no .frm version.
+  if (table->part_info != nullptr) return false;
+  const std::string version = frm_version_of(altered_table->s);
+  tidesdb::Status s = alter->changes_indexes
+                          ? dictionary_replace_indexes(share_->name, alter->index_ids, version, alter->dropped)
+                          : dictionary_set_frm_version(share_->name, version);
+  if (!s.ok()) {
+    if (alter->changes_indexes) dictionary_drop_index_cfs(alter->created);
+    alter->created.clear();
+    ha_error_from_status(s, "ALTER TABLE", ha_thd());
+    return true;
+  }
+  alter->created.clear();
+  return false;
+}
+
+}  // namespace tidesql
