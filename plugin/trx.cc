@@ -8,6 +8,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "conflicts.h"
 #include "engine.h"
 #include "handlerton.h"
 #include "status.h"
@@ -206,6 +207,7 @@ int tidesdb_commit(handlerton*, THD* thd, bool all) {
     s = trx->ordered_status;
   } else if (active(trx) || prepared(trx)) {
     s = trx->txn->Commit();
+    if (!s.ok()) note_transaction_failure(thd, *trx->txn, s);
   }
   end_transaction(trx);
   if (s.ok()) {
@@ -256,6 +258,7 @@ int tidesdb_prepare(handlerton*, THD* thd, bool all) {
     trx->prepared = true;
     return 0;
   }
+  note_transaction_failure(thd, *trx->txn, s);
   // A failed Prepare leaves the library transaction rolled back.
   end_transaction(trx);
   status_counters.rollbacks.fetch_add(1, std::memory_order_relaxed);
@@ -453,6 +456,8 @@ int commit_copy_chunk(THD* thd, TrxContext* trx) {
 }
 
 void on_row_error(THD* thd, TrxContext* trx, int error) {
+  if ((error == HA_ERR_LOCK_DEADLOCK || error == HA_ERR_LOCK_WAIT_TIMEOUT) && trx->txn)
+    note_transaction_failure(thd, *trx->txn, tidesdb::Status::OK());
   if (error != HA_ERR_LOCK_DEADLOCK) return;
   status_counters.conflicts.fetch_add(1, std::memory_order_relaxed);
   // InnoDB's rule: a deadlock (here also a write conflict) rolls back the whole
