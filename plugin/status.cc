@@ -134,6 +134,10 @@ const char* sync_mode_name(tidesdb::SyncMode mode) {
   return "?";
 }
 
+std::string files(unsigned long long count) {
+  return std::to_string(count) + (count == 1 ? " file" : " files");
+}
+
 std::string owner_label(const ColumnFamilyOwner& o) {
   if (o.table.empty()) return o.cf_name;
   return o.table_label() + " " + o.index + " (" + o.cf_name + ")";
@@ -173,8 +177,7 @@ std::string engine_report(THD* thd) {
     if (levels.empty()) out += "; no SSTables";
     for (size_t l = 0; l < levels.size(); l++) {
       if (levels[l].first == 0) continue;
-      out += "; L" + n(l) + " " + n(levels[l].first) + (levels[l].first == 1 ? " file " : " files ") +
-             n(levels[l].second) + " bytes";
+      out += "; L" + n(l) + " " + files(levels[l].first) + " " + n(levels[l].second) + " bytes";
     }
     if (tombstones != 0) out += "; " + n(tombstones) + " tombstones";
     out += "\n";
@@ -215,8 +218,8 @@ std::string engine_report(THD* thd) {
     uint64_t end = c.end_micros != 0 ? c.end_micros : my_hrtime().val;
     out += "  #" + n(c.id) + " " + (label != labels.end() ? label->second : "cf " + n(c.cf_id)) + ": " +
            c.state + ", " + (c.manual ? "manual" : c.reason) + (c.move ? " (trivial move)" : "") + ", L" +
-           n(c.level) + " -> L" + n(c.output_level) + ", " + n(c.input_files) + " files " + n(c.input_bytes) +
-           " bytes -> " + n(c.output_files) + " files " + n(c.output_bytes) + " bytes, " +
+           n(c.level) + " -> L" + n(c.output_level) + ", " + files(c.input_files) + " " + n(c.input_bytes) +
+           " bytes -> " + files(c.output_files) + " " + n(c.output_bytes) + " bytes, " +
            n(end > c.start_micros ? (end - c.start_micros) / 1000 : 0) + " ms" +
            (c.state == "failed" ? ", " + c.status : "") + "\n";
   }
