@@ -4,6 +4,8 @@
 #include <sql_table.h>
 #include <table.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <mutex>
 #include <unordered_map>
@@ -14,11 +16,24 @@
 namespace tidesql {
 namespace {
 
-// Key names per table id; a table id's keys never change (ALTER TABLE copies into a new
-// table), so entries stay valid until the table is dropped. Bounded by forgetting the
-// ids a full listing no longer finds.
+// Key names per table id, with the .frm's modification time they were read at: an
+// instant ALTER (RENAME INDEX) keeps the table id and rewrites the .frm. Bounded by
+// forgetting the ids a full listing no longer finds.
+struct KeyNames {
+  int64_t frm_mtime_ns = 0;
+  std::vector<std::string> names;
+};
 std::mutex key_names_mutex;
-std::unordered_map<uint64_t, std::vector<std::string>> key_names_by_table;
+std::unordered_map<uint64_t, KeyNames> key_names_by_table;
+
+// Modification time of the .frm of the dictionary table `file_path` ("db/t", the
+// server's file names, relative to the data directory, which is the server's working
+// directory); 0 if it cannot be read.
+int64_t frm_mtime_ns(const std::string& file_path) {
+  struct stat st;
+  if (stat((file_path + ".frm").c_str(), &st) != 0) return 0;
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
 
 // Swallows the errors of reading a .frm (a table dropped meanwhile, a name the server
 // cannot open): the views then show key numbers instead, and the statement succeeds.
@@ -59,17 +74,19 @@ std::vector<std::string> read_key_names(THD* thd, const std::string& db, const s
   return names;
 }
 
-std::vector<std::string> key_names(THD* thd, uint64_t table_id, const std::string& db,
-                                   const std::string& table) {
+std::vector<std::string> key_names(THD* thd, uint64_t table_id, const std::string& file_path,
+                                   const std::string& db, const std::string& table) {
+  const int64_t mtime = frm_mtime_ns(file_path);
   {
     std::lock_guard<std::mutex> guard(key_names_mutex);
     auto it = key_names_by_table.find(table_id);
-    if (it != key_names_by_table.end()) return it->second;
+    if (it != key_names_by_table.end() && it->second.frm_mtime_ns == mtime && mtime != 0)
+      return it->second.names;
   }
   std::vector<std::string> names = read_key_names(thd, db, table);
   if (!names.empty()) {
     std::lock_guard<std::mutex> guard(key_names_mutex);
-    key_names_by_table[table_id] = names;
+    key_names_by_table[table_id] = KeyNames{mtime, names};
   }
   return names;
 }
@@ -111,7 +128,9 @@ std::vector<ColumnFamilyOwner> column_family_owners(THD* thd) {
     }
     base.table = def.temporary ? name : decoded(file_table);
     std::vector<std::string> keys;
-    if (!def.temporary && thd != nullptr) keys = key_names(thd, def.table_id, base.database, base.table);
+    if (!def.temporary && thd != nullptr && slash != std::string::npos) {
+      keys = key_names(thd, def.table_id, name.substr(0, slash + 1) + file_table, base.database, base.table);
+    }
     for (size_t i = 0; i < def.index_ids.size(); i++) {
       ColumnFamilyOwner owner = base;
       owner.cf_name = index_cf_name(def.index_ids[i]);

@@ -3,8 +3,8 @@
 //
 // The data dictionary names each table's column families ("idx-<id>", one per key in the
 // server's key order, then the hidden-key rows); the key names come from the table's .frm
-// (read with the server's own reader, cached by table id, since a table id's keys never
-// change: ALTER TABLE makes a new table). Names are the SQL names, decoded from the
+// (read with the server's own reader, cached by table id while the .frm is unchanged: an
+// instant ALTER renames an index in place). Names are the SQL names, decoded from the
 // server's file names; a partition's column families belong to its table and partition.
 #pragma once
 
