@@ -7,6 +7,7 @@
 #include "dictionary.h"
 #include "engine.h"
 #include "ha_tidesdb.h"
+#include "information_schema.h"
 #include "status.h"
 #include "sysvars.h"
 #include "trx.h"
@@ -78,4 +79,7 @@ maria_declare_plugin(tidesdb){
     TIDESQL_VERSION_STRING,
     // docs/SQL-ENGINE.md (Maturity) says on what evidence.
     MariaDB_PLUGIN_MATURITY_GAMMA,
-} maria_declare_plugin_end;
+},
+    // The INFORMATION_SCHEMA tables (information_schema.h).
+    tidesql::i_s_column_families, tidesql::i_s_sst_files, tidesql::i_s_compactions, tidesql::i_s_transactions,
+    tidesql::i_s_locks maria_declare_plugin_end;

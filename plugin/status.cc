@@ -1,11 +1,17 @@
 #include "status.h"
 
+#include <map>
 #include <mutex>
 #include <string>
 
+#include "cf_catalog.h"
+#include "conflicts.h"
 #include "engine.h"
+#include "library_views.h"
+#include "sysvars.h"
 #include "tidesdb/db.h"
 #include "tidesdb/transaction.h"
+#include "trx.h"
 
 namespace tidesql {
 
@@ -27,17 +33,6 @@ std::mutex library_mutex;
 unsigned long long rows_read, rows_inserted, rows_updated, rows_deleted, transactions, commits, rollbacks,
     conflicts, prepares, binlog_checkpoints;
 
-unsigned long long field_of(const std::string& text, const char* name) {
-  std::string key = std::string(name) + "=";
-  size_t at = 0;
-  while ((at = text.find(key, at)) != std::string::npos) {
-    if (at == 0 || text[at - 1] == ' ' || text[at - 1] == '\n')
-      return strtoull(text.c_str() + at + key.size(), nullptr, 10);
-    at += key.size();
-  }
-  return 0;
-}
-
 void refresh() {
   rows_read = status_counters.rows_read.load();
   rows_inserted = status_counters.rows_inserted.load();
@@ -55,19 +50,19 @@ void refresh() {
   db->GetProperty(nullptr, "tidesdb.stats", &stats);
   db->GetProperty(nullptr, "tidesdb.block-cache", &cache);
   transaction_db()->GetProperty("tidesdb.txn.stats", &txn);
-  library.block_cache_hits = field_of(cache, "hits");
-  library.block_cache_misses = field_of(cache, "misses");
-  library.block_cache_usage = field_of(cache, "usage");
-  library.flushes = field_of(stats, "flushes");
-  library.compactions = field_of(stats, "compactions");
-  library.trivial_moves = field_of(stats, "compaction_trivial_moves");
-  library.slowdown_micros = field_of(stats, "slowdown_micros");
-  library.stall_micros = field_of(stats, "stall_micros");
-  library.wal_syncs = field_of(stats, "wal_syncs");
-  library.wal_bytes = field_of(stats, "wal_bytes");
-  library.commit_groups = field_of(stats, "commit_groups");
-  library.lock_timeouts = field_of(txn, "lock_timeouts");
-  library.deadlocks = field_of(txn, "deadlocks");
+  library.block_cache_hits = property_field(cache, "hits");
+  library.block_cache_misses = property_field(cache, "misses");
+  library.block_cache_usage = property_field(cache, "usage");
+  library.flushes = property_field(stats, "flushes");
+  library.compactions = property_field(stats, "compactions");
+  library.trivial_moves = property_field(stats, "compaction_trivial_moves");
+  library.slowdown_micros = property_field(stats, "slowdown_micros");
+  library.stall_micros = property_field(stats, "stall_micros");
+  library.wal_syncs = property_field(stats, "wal_syncs");
+  library.wal_bytes = property_field(stats, "wal_bytes");
+  library.commit_groups = property_field(stats, "commit_groups");
+  library.lock_timeouts = property_field(txn, "lock_timeouts");
+  library.deadlocks = property_field(txn, "deadlocks");
 }
 
 SHOW_VAR exported[] = {
@@ -113,20 +108,183 @@ SHOW_VAR status_variables[] = {
     {NullS, NullS, SHOW_LONG},
 };
 
-bool show_engine_status(handlerton* hton, THD* thd, stat_print_fn* print, enum ha_stat_type stat) {
-  if (stat != HA_ENGINE_STATUS || base_db() == nullptr) return false;
-  static const char* const kProperties[] = {"tidesdb.stats", "tidesdb.block-cache", "tidesdb.latency",
-                                            "tidesdb.read-sources"};
-  for (const char* property : kProperties) {
-    std::string value;
-    if (!base_db()->GetProperty(nullptr, property, &value)) continue;
-    if (print(thd, "TidesDB", 7, property, strlen(property), value.data(), value.size())) return true;
+namespace {
+
+void heading(std::string* out, const char* title) {
+  std::string rule(strlen(title), '-');
+  *out += rule + "\n" + title + "\n" + rule + "\n";
+}
+
+std::string percent(unsigned long long part, unsigned long long whole) {
+  if (whole == 0) return "-";
+  char buffer[32];
+  snprintf(buffer, sizeof(buffer), "%.2f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+  return buffer;
+}
+
+const char* sync_mode_name(tidesdb::SyncMode mode) {
+  switch (mode) {
+    case tidesdb::SyncMode::kNone:
+      return "NONE";
+    case tidesdb::SyncMode::kInterval:
+      return "INTERVAL";
+    case tidesdb::SyncMode::kFull:
+      return "FULL";
   }
-  std::string txn;
-  if (transaction_db()->GetProperty("tidesdb.txn.stats", &txn) &&
-      print(thd, "TidesDB", 7, "tidesdb.txn.stats", 17, txn.data(), txn.size()))
-    return true;
-  return false;
+  return "?";
+}
+
+std::string files(unsigned long long count) {
+  return std::to_string(count) + (count == 1 ? " file" : " files");
+}
+
+std::string owner_label(const ColumnFamilyOwner& o) {
+  if (o.table.empty()) return o.cf_name;
+  return o.table_label() + " " + o.index + " (" + o.cf_name + ")";
+}
+
+// The report: InnoDB's layout (sections under dashed headings, in one row), TidesDB's
+// figures. docs/OPERATIONS.md explains each line.
+std::string engine_report(THD* thd) {
+  tidesdb::DB* db = base_db();
+  std::string stats, cache, txn, out;
+  db->GetProperty(nullptr, "tidesdb.stats", &stats);
+  db->GetProperty(nullptr, "tidesdb.block-cache", &cache);
+  transaction_db()->GetProperty("tidesdb.txn.stats", &txn);
+  auto stat = [&stats](const char* name) { return property_field(stats, name); };
+  auto n = [](unsigned long long v) { return std::to_string(v); };
+
+  out +=
+      "\n=====================================\nTIDESDB ENGINE "
+      "STATUS\n=====================================\n";
+  std::vector<ColumnFamilyOwner> owners = column_family_owners(thd);
+  std::map<uint32_t, std::string> labels;
+  heading(&out, "COLUMN FAMILIES");
+  for (const ColumnFamilyOwner& o : owners) {
+    labels[o.cf_id] = owner_label(o);
+    tidesdb::ColumnFamilyHandle* cf = db->GetColumnFamily(o.cf_name);
+    if (cf == nullptr) continue;
+    tidesdb::RangeEstimate estimate = db->EstimateRange(cf, tidesdb::Range{});
+    std::vector<std::pair<uint64_t, uint64_t>> levels;  // files, bytes
+    uint64_t tombstones = 0;
+    for (const SstFile& f : sst_files(db, cf)) {
+      if (levels.size() <= static_cast<size_t>(f.level)) levels.resize(f.level + 1);
+      levels[f.level].first++;
+      levels[f.level].second += f.file_size;
+      tombstones += f.tombstones;
+    }
+    out += owner_label(o) + ": about " + n(estimate.keys) + " entries, " + n(estimate.bytes) + " bytes";
+    if (levels.empty()) out += "; no SSTables";
+    for (size_t l = 0; l < levels.size(); l++) {
+      if (levels[l].first == 0) continue;
+      out += "; L" + n(l) + " " + files(levels[l].first) + " " + n(levels[l].second) + " bytes";
+    }
+    if (tombstones != 0) out += "; " + n(tombstones) + " tombstones";
+    out += "\n";
+  }
+
+  heading(&out, "MEMTABLES");
+  std::string mem, immutable;
+  db->GetProperty(nullptr, "tidesdb.cur-size-all-mem-tables", &mem);
+  db->GetProperty(nullptr, "tidesdb.num-immutable-mem-tables", &immutable);
+  out += "Memory in memtables " + mem + " bytes; immutable memtables waiting for flush " + immutable + "\n";
+  out += "Flushes " + n(stat("flushes")) + ", " + n(stat("flush_bytes")) + " bytes written, " +
+         n(stat("flush_entries_dropped")) + " overwritten entries left out\n";
+
+  heading(&out, "BLOCK CACHE");
+  const unsigned long long hits = property_field(cache, "hits"), misses = property_field(cache, "misses");
+  out += "Capacity " + n(property_field(cache, "capacity")) + " bytes, usage " +
+         n(property_field(cache, "usage")) + " bytes\n";
+  out += "Hits " + n(hits) + ", misses " + n(misses) + ", hit rate " + percent(hits, hits + misses) +
+         ", evictions " + n(property_field(cache, "evictions")) + "\n";
+
+  heading(&out, "COMPACTIONS AND WRITE STALLS");
+  std::vector<CompactionRecord> recent = compactions(db);
+  size_t running = 0;
+  for (const CompactionRecord& c : recent) running += c.state == "running";
+  out += "Running " + n(running) + "; completed " + n(stat("compactions")) + " (" +
+         n(stat("compaction_bytes_read")) + " bytes read, " + n(stat("compaction_bytes_written")) +
+         " written, " + n(stat("compaction_entries_dropped")) + " entries dropped); trivial moves " +
+         n(stat("compaction_trivial_moves")) + " files (" + n(stat("compaction_bytes_moved")) + " bytes)\n";
+  out += "Value-log GC: " + n(stat("vlog_relocated_bytes")) + " bytes relocated, " +
+         n(stat("vlog_files_deleted")) + " logs deleted (" + n(stat("vlog_bytes_deleted")) + " bytes)\n";
+  out += "Write slowdowns " + n(stat("slowdown_micros")) + " us, write stalls " + n(stat("stall_micros")) +
+         " us (total time writers waited for flushes and compactions)\n";
+  size_t shown = 0;
+  for (const CompactionRecord& c : recent) {
+    if (shown++ == 5) break;
+    if (shown == 1) out += "Latest (newest first):\n";
+    auto label = labels.find(c.cf_id);
+    uint64_t end = c.end_micros != 0 ? c.end_micros : my_hrtime().val;
+    out += "  #" + n(c.id) + " " + (label != labels.end() ? label->second : "cf " + n(c.cf_id)) + ": " +
+           c.state + ", " + (c.manual ? "manual" : c.reason) + (c.move ? " (trivial move)" : "") + ", L" +
+           n(c.level) + " -> L" + n(c.output_level) + ", " + files(c.input_files) + " " + n(c.input_bytes) +
+           " bytes -> " + files(c.output_files) + " " + n(c.output_bytes) + " bytes, " +
+           n(end > c.start_micros ? (end - c.start_micros) / 1000 : 0) + " ms" +
+           (c.state == "failed" ? ", " + c.status : "") + "\n";
+  }
+
+  heading(&out, "WRITE-AHEAD LOG");
+  const unsigned long long groups = stat("commit_groups"), commits = stat("commits");
+  out += "Sync mode " + std::string(sync_mode_name(configured_sync_mode())) + "; " + n(stat("wal_bytes")) +
+         " bytes written, " + n(stat("wal_syncs")) + " fsyncs\n";
+  out += "Commit groups " + n(groups) + ", commits " + n(commits);
+  if (groups != 0) {
+    char per[32];
+    snprintf(per, sizeof(per), "%.2f", static_cast<double>(commits) / static_cast<double>(groups));
+    out += std::string(" (") + per + " per group)";
+  }
+  out += "; last sequence " + n(stat("last_sequence")) + "\n";
+
+  heading(&out, "TRANSACTIONS");
+  out += "Library: " + n(property_field(txn, "commits")) + " commits, " +
+         n(property_field(txn, "rollbacks")) + " rollbacks, " + n(property_field(txn, "conflicts")) +
+         " conflicts, " + n(property_field(txn, "deadlocks")) + " deadlocks, " +
+         n(property_field(txn, "lock_timeouts")) + " lock wait timeouts, " +
+         n(property_field(txn, "prepares")) + " prepares\n";
+  std::vector<tidesdb::LockStatus> locks = transaction_db()->GetLockStatus();
+  std::map<uint64_t, uint64_t> held, waiting;
+  size_t granted = 0;
+  for (const tidesdb::LockStatus& l : locks) {
+    (l.granted ? held : waiting)[l.txn_id]++;
+    granted += l.granted;
+  }
+  out += "Prepared now " + n(property_field(txn, "prepared")) + "; row locks held " + n(granted) +
+         ", lock requests waiting " + n(locks.size() - granted) + "\n";
+  std::vector<OpenTransaction> open = open_transactions();
+  out += "Open transactions " + n(open.size()) + "\n";
+  const uint64_t now = my_hrtime().val;
+  for (const OpenTransaction& t : open) {
+    char age[32];
+    snprintf(age, sizeof(age), "%.3f",
+             now > t.began_micros ? static_cast<double>(now - t.began_micros) / 1e6 : 0.0);
+    out += "---TRANSACTION " + n(t.txn_id) + ", " + (t.prepared ? "PREPARED" : "ACTIVE") + " " + age +
+           " s, connection " + n(t.connection_id) + ", " + isolation_name(t.isolation) + ", " +
+           (t.pessimistic ? "pessimistic" : "optimistic") + "\n";
+    out += "write set " + n(t.write_set_count) + " entries, " + n(t.write_set_bytes) + " bytes; " +
+           n(held[t.txn_id]) + " locks held" + (waiting[t.txn_id] != 0 ? ", WAITING FOR A LOCK" : "") + "\n";
+    if (!t.query.empty()) out += "statement: " + t.query + "\n";
+  }
+
+  heading(&out, "LATEST CONFLICT OR DEADLOCK");
+  std::string latest = latest_conflict(thd);
+  out += latest.empty() ? "None since the engine started\n" : latest;
+
+  heading(&out, "READS");
+  std::string sources, latency;
+  db->GetProperty(nullptr, "tidesdb.read-sources", &sources);
+  db->GetProperty(nullptr, "tidesdb.latency", &latency);
+  out += "Point reads answered by: " + sources + latency;
+  out += "----------------------------\nEND OF TIDESDB ENGINE STATUS\n============================\n";
+  return out;
+}
+
+}  // namespace
+
+bool show_engine_status(handlerton*, THD* thd, stat_print_fn* print, enum ha_stat_type stat) {
+  if (stat != HA_ENGINE_STATUS || base_db() == nullptr) return false;
+  std::string report = engine_report(thd);
+  return print(thd, "TidesDB", 7, "", 0, report.data(), report.size());
 }
 
 }  // namespace tidesql

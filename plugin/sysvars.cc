@@ -149,6 +149,12 @@ MYSQL_SYSVAR_STR(debug_crash_point, sysvars.debug_crash_point, PLUGIN_VAR_RQCMDA
                  "(e.g. create_table_after_column_families); empty = none",
                  nullptr, nullptr, "");
 
+// --- dynamic: diagnostics -------------------------------------------------------------------
+MYSQL_SYSVAR_BOOL(print_all_conflicts, sysvars.print_all_conflicts, kDynamicBool,
+                  "Write every write conflict, deadlock and lock wait timeout of a TidesDB transaction to "
+                  "the error log, with the key (table and index), the statement and the transactions "
+                  "waited for (like innodb_print_all_deadlocks)",
+                  nullptr, nullptr, false);
 // --- dynamic: an action -------------------------------------------------------------------
 
 // Setting it writes a checkpoint (the work is in the check function, backup.cc); the value
@@ -206,6 +212,7 @@ st_mysql_sys_var* system_variables[] = {
     MYSQL_SYSVAR(default_tombstone_density_min_entries),
     MYSQL_SYSVAR(use_btree),
     MYSQL_SYSVAR(debug_crash_point),
+    MYSQL_SYSVAR(print_all_conflicts),
     MYSQL_SYSVAR(checkpoint_dir),
     MYSQL_SYSVAR(skip_unique_check),
     MYSQL_SYSVAR(debug_skip_index_writes),

@@ -60,6 +60,9 @@ struct SystemVariables {
   unsigned long long default_tombstone_density_min_entries;
   char use_btree;
 
+  // Dynamic: every conflict, deadlock and lock wait timeout goes to the error log.
+  char print_all_conflicts;
+
   // The directory of the last checkpoint SET GLOBAL tidesdb_checkpoint_dir wrote.
   char* checkpoint_dir;
 

@@ -4,9 +4,11 @@
 #include <sql_class.h>
 
 #include <algorithm>
+#include <chrono>
 #include <mutex>
 #include <unordered_map>
 
+#include "conflicts.h"
 #include "engine.h"
 #include "handlerton.h"
 #include "status.h"
@@ -65,6 +67,24 @@ void report_lock_wait(THD* waiter, uint64_t holder_id) {
   if (it != connections.end() && it->second != waiter) thd_rpl_deadlock_check(waiter, it->second);
 }
 
+// Every connection that has used the engine, for open_transactions(). A context joins at
+// its first use and leaves at close_connection: one global lock per connection, none per
+// transaction (a transaction's begin and end take only its own context's view_mutex).
+std::mutex contexts_mu;
+std::vector<TrxContext*> contexts;
+
+uint64_t wall_clock_micros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string current_query(THD* thd) {
+  char buffer[1024];
+  size_t length = thd_query_safe(thd, buffer, sizeof(buffer));
+  return std::string(buffer, length);
+}
+
 void begin_transaction(THD* thd, TrxContext* trx, bool snapshot_at_begin) {
   tidesdb::TransactionOptions options;
   options.isolation = isolation_of(thd);
@@ -82,7 +102,16 @@ void begin_transaction(THD* thd, TrxContext* trx, bool snapshot_at_begin) {
   const bool report_waits = thd_need_wait_reports(thd);
   if (report_waits) options.waiting_for = [thd](uint64_t holder_id) { report_lock_wait(thd, holder_id); };
   forget_connection(trx);  // an ended transaction not reset yet (on_row_error)
-  trx->txn = transaction_db()->BeginTransaction(options);
+  std::unique_ptr<tidesdb::Transaction> txn = transaction_db()->BeginTransaction(options);
+  {
+    std::lock_guard<std::mutex> g(trx->view_mutex);
+    trx->txn = std::move(txn);
+    trx->open = true;
+    trx->prepared = false;
+    trx->isolation = options.isolation;
+    trx->pessimistic = options.mode == tidesdb::ConcurrencyMode::kPessimistic;
+    trx->began_micros = wall_clock_micros();
+  }
   trx->reports_lock_waits = report_waits;
   if (report_waits) {
     std::lock_guard<std::mutex> g(connections_mu);
@@ -96,7 +125,14 @@ void begin_transaction(THD* thd, TrxContext* trx, bool snapshot_at_begin) {
 void end_transaction(TrxContext* trx) {
   trx->release_cursors();
   forget_connection(trx);
-  trx->txn.reset();
+  std::unique_ptr<tidesdb::Transaction> ended;
+  {
+    std::lock_guard<std::mutex> g(trx->view_mutex);
+    ended = std::move(trx->txn);
+    trx->open = false;
+    trx->prepared = false;
+  }
+  ended.reset();
   trx->statement_open = false;
   trx->statement_savepoint = false;
   trx->savepoint_depth = 0;
@@ -171,6 +207,7 @@ int tidesdb_commit(handlerton*, THD* thd, bool all) {
     s = trx->ordered_status;
   } else if (active(trx) || prepared(trx)) {
     s = trx->txn->Commit();
+    if (!s.ok()) note_transaction_failure(thd, *trx->txn, s);
   }
   end_transaction(trx);
   if (s.ok()) {
@@ -217,8 +254,11 @@ int tidesdb_prepare(handlerton*, THD* thd, bool all) {
   tidesdb::Status s = trx->txn->Prepare(library_xid(xid));
   if (s.ok()) {
     status_counters.prepares.fetch_add(1, std::memory_order_relaxed);
+    std::lock_guard<std::mutex> g(trx->view_mutex);
+    trx->prepared = true;
     return 0;
   }
+  note_transaction_failure(thd, *trx->txn, s);
   // A failed Prepare leaves the library transaction rolled back.
   end_transaction(trx);
   status_counters.rollbacks.fetch_add(1, std::memory_order_relaxed);
@@ -340,6 +380,10 @@ int tidesdb_close_connection(handlerton* hton, THD* thd) {
   // committed or rolled back by xid from another connection.
   if (active(trx)) trx->txn->Rollback();
   end_transaction(trx);
+  {
+    std::lock_guard<std::mutex> g(contexts_mu);
+    std::erase(contexts, trx);
+  }
   delete trx;
   thd_set_ha_data(thd, hton, nullptr);
   return 0;
@@ -371,8 +415,11 @@ TrxContext* trx_context(THD* thd) {
   TrxContext* trx = existing_trx_context(thd);
   if (trx == nullptr) {
     trx = new TrxContext();
+    trx->thd = thd;
     // Through thd_set_ha_data, so that close_connection is called.
     thd_set_ha_data(thd, tidesdb_hton, trx);
+    std::lock_guard<std::mutex> g(contexts_mu);
+    contexts.push_back(trx);
   }
   return trx;
 }
@@ -409,6 +456,8 @@ int commit_copy_chunk(THD* thd, TrxContext* trx) {
 }
 
 void on_row_error(THD* thd, TrxContext* trx, int error) {
+  if ((error == HA_ERR_LOCK_DEADLOCK || error == HA_ERR_LOCK_WAIT_TIMEOUT) && trx->txn)
+    note_transaction_failure(thd, *trx->txn, tidesdb::Status::OK());
   if (error != HA_ERR_LOCK_DEADLOCK) return;
   status_counters.conflicts.fetch_add(1, std::memory_order_relaxed);
   // InnoDB's rule: a deadlock (here also a write conflict) rolls back the whole
@@ -417,6 +466,8 @@ void on_row_error(THD* thd, TrxContext* trx, int error) {
   if (active(trx)) {
     trx->release_cursors();
     trx->txn->Rollback();
+    std::lock_guard<std::mutex> g(trx->view_mutex);
+    trx->open = false;
   }
   thd->mark_transaction_to_rollback(true);
 }
@@ -437,6 +488,67 @@ void install_transaction_hooks(handlerton* hton) {
   hton->recover = tidesdb_recover;
   hton->commit_by_xid = tidesdb_commit_by_xid;
   hton->rollback_by_xid = tidesdb_rollback_by_xid;
+}
+
+}  // namespace tidesql
+
+namespace tidesql {
+
+std::vector<OpenTransaction> open_transactions() {
+  std::vector<OpenTransaction> list;
+  std::lock_guard<std::mutex> g(contexts_mu);
+  for (TrxContext* trx : contexts) {
+    OpenTransaction t;
+    {
+      std::lock_guard<std::mutex> v(trx->view_mutex);
+      if (!trx->open || !trx->txn) continue;
+      t.txn_id = trx->txn->id();
+      t.prepared = trx->prepared;
+      t.isolation = trx->isolation;
+      t.pessimistic = trx->pessimistic;
+      t.began_micros = trx->began_micros;
+      t.write_set_bytes = trx->txn->write_set_bytes();
+      t.write_set_count = trx->txn->write_set_count();
+    }
+    // The THD lives while its context is in the list (close_connection takes it out).
+    t.connection_id = thd_get_thread_id(trx->thd);
+    t.query = current_query(trx->thd);
+    list.push_back(std::move(t));
+  }
+  std::sort(list.begin(), list.end(), [](const OpenTransaction& a, const OpenTransaction& b) {
+    return a.connection_id < b.connection_id;
+  });
+  return list;
+}
+
+bool transaction_owner(uint64_t txn_id, unsigned long long* connection_id, std::string* query) {
+  std::lock_guard<std::mutex> g(contexts_mu);
+  for (TrxContext* trx : contexts) {
+    {
+      std::lock_guard<std::mutex> v(trx->view_mutex);
+      if (!trx->txn || trx->txn->id() != txn_id) continue;
+    }
+    *connection_id = thd_get_thread_id(trx->thd);
+    *query = current_query(trx->thd);
+    return true;
+  }
+  return false;
+}
+
+const char* isolation_name(tidesdb::IsolationLevel level) {
+  switch (level) {
+    case tidesdb::IsolationLevel::kReadUncommitted:
+      return "READ UNCOMMITTED";
+    case tidesdb::IsolationLevel::kReadCommitted:
+      return "READ COMMITTED";
+    case tidesdb::IsolationLevel::kRepeatableRead:
+      return "REPEATABLE READ";
+    case tidesdb::IsolationLevel::kSnapshot:
+      return "SNAPSHOT";
+    case tidesdb::IsolationLevel::kSerializable:
+      return "SERIALIZABLE";
+  }
+  return "?";
 }
 
 }  // namespace tidesql

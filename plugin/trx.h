@@ -20,6 +20,8 @@
 #include <handler.h>
 
 #include <memory>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "tidesdb/transaction.h"
@@ -59,6 +61,18 @@ struct TrxContext {
   // read from, also when the duplicate was found writing it into another one.
   uint last_dup_key = MAX_KEY;
 
+  // For the views of open transactions (open_transactions()), which read other
+  // connections' contexts: the connection, and how and when its transaction began.
+  // `view_mutex` guards these and the replacement of txn against those readers; the owner
+  // thread reads txn without it.
+  THD* thd = nullptr;
+  std::mutex view_mutex;
+  bool open = false;      // txn is active or prepared
+  bool prepared = false;  // txn is prepared
+  tidesdb::IsolationLevel isolation = tidesdb::IsolationLevel::kRepeatableRead;
+  bool pessimistic = false;
+  uint64_t began_micros = 0;  // wall clock
+
   void add_cursor(TransactionCursor* c);
   void remove_cursor(TransactionCursor* c);
   void release_cursors();
@@ -88,5 +102,26 @@ void on_row_error(THD* thd, TrxContext* trx, int error);
 
 // Installs commit, rollback, savepoints, consistent snapshot and close_connection.
 void install_transaction_hooks(handlerton* hton);
+
+// One open (active or prepared) transaction of a connection, at one moment.
+struct OpenTransaction {
+  uint64_t txn_id = 0;  // tidesdb::Transaction::id()
+  unsigned long long connection_id = 0;
+  bool prepared = false;
+  tidesdb::IsolationLevel isolation = tidesdb::IsolationLevel::kRepeatableRead;
+  bool pessimistic = false;
+  uint64_t began_micros = 0;  // wall clock
+  size_t write_set_bytes = 0, write_set_count = 0;
+  std::string query;  // the connection's current statement ("" if none)
+};
+
+// Every connection's open transaction, by connection id. Prepared transactions whose
+// connection has gone (XA) are not listed; XA RECOVER shows them.
+std::vector<OpenTransaction> open_transactions();
+// The connection and current statement of the connection whose transaction is txn_id;
+// false if no connection has it open.
+bool transaction_owner(uint64_t txn_id, unsigned long long* connection_id, std::string* query);
+// "READ COMMITTED", "REPEATABLE READ", ... (the library level a transaction runs at).
+const char* isolation_name(tidesdb::IsolationLevel level);
 
 }  // namespace tidesql

@@ -105,6 +105,41 @@ struct TransactionDBOptions {
   size_t range_index_bytes = 16 << 20;
 };
 
+// Why a transaction's most recent retryable failure happened (Transaction::last_failure),
+// for diagnostics: a SQL engine logs it and shows the latest one.
+struct TransactionFailure {
+  enum class Kind : uint8_t {
+    kNone,         // no retryable failure
+    kConflict,     // Status::Busy: a write, read or range conflict
+    kLockTimeout,  // Status::TimedOut
+    kDeadlock,     // Status::Deadlock
+  };
+  Kind kind = Kind::kNone;
+  // The key whose lock or validation failed, and its column family; empty if the failure
+  // names no single key (commits the conflict table no longer tracks).
+  uint32_t cf_id = 0;
+  std::string key;
+  // For a scanned-range conflict: the range, key to range_limit inclusive (an empty one of
+  // either: unbounded on that side).
+  bool is_range = false;
+  std::string range_limit;
+  // For lock failures: ids (Transaction::id) of the other transactions holding the key's
+  // lock or queued for it just after the request failed (for a deadlock, these include the
+  // next transaction on the cycle).
+  std::vector<uint64_t> blockers;
+  std::string message;  // the status' message
+};
+
+// One lock of the lock manager: held (granted) or requested and waiting (TransactionDB::
+// GetLockStatus). Keys are column family keys, as passed to Put / GetForUpdate.
+struct LockStatus {
+  uint64_t txn_id = 0;
+  uint32_t cf_id = 0;
+  std::string key;
+  bool exclusive = false;
+  bool granted = false;
+};
+
 class Transaction {
  public:
   Transaction() = default;
@@ -170,8 +205,14 @@ class Transaction {
   // The last sequence of the committed write set (0 before commit, or if it was empty).
   virtual uint64_t commit_sequence() const = 0;
   virtual const std::string& xid() const = 0;  // "" unless prepared
+  // These two may also be read from another thread while the object lives (a list of
+  // open transactions); the values may be a moment old.
   virtual size_t write_set_bytes() const = 0;
   virtual size_t write_set_count() const = 0;
+  // The most recent Busy / TimedOut / Deadlock of this transaction's operations (kind
+  // kNone if none), kept after the failure rolled the transaction back, until the object
+  // is deleted. Owner thread only.
+  virtual TransactionFailure last_failure() const { return {}; }
 };
 
 class TransactionDB {
@@ -215,6 +256,10 @@ class TransactionDB {
   // Counters: "tidesdb.txn.stats" (commits, rollbacks, conflicts, timeouts, deadlocks,
   // commit-table entries). False if the name is unknown.
   virtual bool GetProperty(Slice name, std::string* value) = 0;
+
+  // Every lock held and every lock request waiting, at one moment per lock-table stripe
+  // (not one moment for all), sorted by (cf_id, key), holders before waiters.
+  virtual std::vector<LockStatus> GetLockStatus() const { return {}; }
 };
 
 }  // namespace tidesdb

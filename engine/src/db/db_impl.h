@@ -224,6 +224,10 @@ class DBImpl final : public DB {
   void CompactionLoop();
   Status RunCompactionLocked(std::unique_lock<std::mutex>& lock, ColumnFamilyData* cfd,
                              const struct CompactionInputs& c);
+  // RunCompactionLocked, recorded for GetProperty("tidesdb.compactions"): listed as running
+  // while it runs, then kept among the kRecentCompactions most recent with its outcome.
+  Status RunTrackedCompactionLocked(std::unique_lock<std::mutex>& lock, ColumnFamilyData* cfd,
+                                    const struct CompactionInputs& c, bool manual);
   // A trivial move (c.move): one manifest edit moves c.upper to c.output_level unchanged.
   Status MoveFilesLocked(std::unique_lock<std::mutex>& lock, ColumnFamilyData* cfd,
                          const struct CompactionInputs& c);
@@ -338,6 +342,22 @@ class DBImpl final : public DB {
   Status compaction_error_;           // last compaction failure; cleared by a successful one
   int max_l0_files_ = 0;              // the largest L0 file count of any CF (write back-pressure)
   uint64_t compaction_progress_ = 0;  // completed compactions (a stalled writer watches it)
+  // Compactions for GetProperty("tidesdb.compactions"), guarded by mutex_.
+  struct CompactionRecord {
+    uint64_t id = 0;  // counts from 1 for the life of the DB object
+    uint32_t cf_id = 0;
+    const char* reason = "";
+    bool manual = false;  // CompactRange
+    bool move = false;    // a trivial move
+    int level = 0, output_level = 0;
+    uint64_t input_files = 0, input_bytes = 0, output_files = 0, output_bytes = 0;
+    uint64_t start_micros = 0, end_micros = 0;  // Env::NowMicros; end 0 while running
+    std::string status;                         // "OK" or the error, once finished
+  };
+  static constexpr size_t kRecentCompactions = 32;
+  uint64_t next_compaction_id_ = 1;
+  std::vector<CompactionRecord> compactions_now_;    // running
+  std::deque<CompactionRecord> compactions_recent_;  // finished, oldest first
   std::thread sync_thread_;
 
   // Counters for GetProperty("tidesdb.stats").

@@ -1,6 +1,7 @@
 // Background leveled compaction (picking in compaction_picker.h), manual CompactRange, and
 // write back-pressure from L0.
 #include <chrono>
+#include <set>
 #include <thread>
 
 #include "db/compaction_picker.h"
@@ -103,7 +104,7 @@ void DBImpl::CompactionLoop() {
     }
     pick->compacting = true;
     compactions_running_++;
-    Status s = RunCompactionLocked(l, pick, *c);
+    Status s = RunTrackedCompactionLocked(l, pick, *c, false);
     compactions_running_--;
     pick->compacting = false;
     bg_cv_.notify_all();
@@ -315,6 +316,41 @@ Status DBImpl::RunSubcompaction(ColumnFamilyData* cfd, const CompactionInputs& c
   if (s.ok()) s = finish_output();
   if (!s.ok()) abandon();  // the finished new value logs are removed by the caller
   stat_compaction_entries_dropped_ += dropped;
+  return s;
+}
+
+Status DBImpl::RunTrackedCompactionLocked(std::unique_lock<std::mutex>& l, ColumnFamilyData* cfd,
+                                          const CompactionInputs& c, bool manual) {
+  CompactionRecord r;
+  r.id = next_compaction_id_++;
+  r.cf_id = cfd->id;
+  r.reason = c.reason;
+  r.manual = manual;
+  r.move = c.move;
+  r.level = c.level;
+  r.output_level = c.output_level;
+  r.input_files = c.upper.size() + c.lower.size();
+  r.input_bytes = LevelBytes(c.upper) + LevelBytes(c.lower);
+  r.start_micros = env_->NowMicros();
+  // The output is what the output level holds afterwards that it did not hold before.
+  std::set<uint64_t> before;
+  if (static_cast<size_t>(c.output_level) < cfd->version->levels.size()) {
+    for (const auto& f : cfd->version->levels[c.output_level]) before.insert(f->file_number);
+  }
+  compactions_now_.push_back(r);
+  Status s = RunCompactionLocked(l, cfd, c);
+  std::erase_if(compactions_now_, [&](const CompactionRecord& x) { return x.id == r.id; });
+  r.end_micros = env_->NowMicros();
+  r.status = s.ToString();
+  if (s.ok() && static_cast<size_t>(c.output_level) < cfd->version->levels.size()) {
+    for (const auto& f : cfd->version->levels[c.output_level]) {
+      if (before.count(f->file_number) != 0) continue;
+      r.output_files++;
+      r.output_bytes += f->file_size;
+    }
+  }
+  compactions_recent_.push_back(std::move(r));
+  if (compactions_recent_.size() > kRecentCompactions) compactions_recent_.pop_front();
   return s;
 }
 
@@ -542,7 +578,7 @@ Status DBImpl::CompactRange(ColumnFamilyHandle* cf, const Range* range) {
       }
       if (!c) continue;
       cfd->compacting = true;
-      s = RunCompactionLocked(l, cfd, *c);
+      s = RunTrackedCompactionLocked(l, cfd, *c, true);
       cfd->compacting = false;
       bg_cv_.notify_all();
       c.reset();

@@ -273,6 +273,22 @@ RangeEstimate DBImpl::EstimateRange(ColumnFamilyHandle* cf, const Range& range) 
   return est;
 }
 
+namespace {
+
+std::string HexString(Slice bytes) {
+  static const char kDigits[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    const auto c = static_cast<unsigned char>(bytes[i]);
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+
+}  // namespace
+
 bool DBImpl::GetProperty(ColumnFamilyHandle* cf, Slice name, std::string* value) {
   std::lock_guard<std::mutex> l(mutex_);
   ColumnFamilyData* cfd = cf != nullptr ? LiveCfd(cf) : cfs_.at(0).get();
@@ -342,6 +358,51 @@ bool DBImpl::GetProperty(ColumnFamilyHandle* cf, Slice name, std::string* value)
         stat_vlog_relocation_errors_.load(), stat_slowdown_micros_.load(), stat_stall_micros_.load(),
         visible_sequence_.load(), cfs_.size());
     *value = buf;
+    return true;
+  }
+  if (name == "tidesdb.sst-files") {
+    // One line per SSTable of the CF, by level, then by smallest key.
+    std::string out;
+    const auto& levels = cfd->version->levels;
+    for (size_t level = 0; level < levels.size(); ++level) {
+      for (const auto& f : levels[level]) {
+        uint64_t vlog_bytes = 0;
+        for (const auto& r : f->value_log_refs) vlog_bytes += r.bytes;
+        char line[256];
+        std::snprintf(line, sizeof(line),
+                      "level=%zu file=%" PRIu64 " size=%" PRIu64 " entries=%" PRIu64 " tombstones=%" PRIu64
+                      " smallest_seq=%" PRIu64 " largest_seq=%" PRIu64 " value_log_bytes=%" PRIu64,
+                      level, f->file_number, f->file_size, f->num_entries, f->num_deletions, f->smallest_seq,
+                      f->largest_seq, vlog_bytes);
+        out += line;
+        out += " smallest=" + HexString(ExtractUserKey(f->smallest));
+        out += " largest=" + HexString(ExtractUserKey(f->largest)) + "\n";
+      }
+    }
+    *value = out;
+    return true;
+  }
+  if (name == "tidesdb.compactions") {
+    // Running compactions, then the finished ones newest first; the status ends the line.
+    std::string out;
+    auto append = [&out](const CompactionRecord& r, const char* state) {
+      char line[384];
+      std::snprintf(line, sizeof(line),
+                    "id=%" PRIu64
+                    " cf=%u state=%s reason=%s manual=%d move=%d level=%d output_level=%d"
+                    " input_files=%" PRIu64 " input_bytes=%" PRIu64 " output_files=%" PRIu64
+                    " output_bytes=%" PRIu64 " start_micros=%" PRIu64 " end_micros=%" PRIu64 " status=",
+                    r.id, r.cf_id, state, r.reason, r.manual ? 1 : 0, r.move ? 1 : 0, r.level, r.output_level,
+                    r.input_files, r.input_bytes, r.output_files, r.output_bytes, r.start_micros,
+                    r.end_micros);
+      out += line;
+      out += r.status + "\n";
+    };
+    for (const auto& r : compactions_now_) append(r, "running");
+    for (auto it = compactions_recent_.rbegin(); it != compactions_recent_.rend(); ++it) {
+      append(*it, it->status == "OK" ? "done" : "failed");
+    }
+    *value = out;
     return true;
   }
   if (name == "tidesdb.value-logs") {

@@ -395,6 +395,44 @@ size_t LockManager::NumTrackedTxns() const {
   return n;
 }
 
+std::vector<LockStatus> LockManager::AllLocks() const {
+  std::vector<LockStatus> result;
+  for (size_t i = 0; i <= stripe_mask_; ++i) {
+    Stripe& stripe = stripes_[i];
+    std::lock_guard<std::mutex> g(stripe.mu);
+    for (const auto& [lock_key, entry] : stripe.entries) {
+      const uint32_t cf_id = DecodeFixed32(lock_key.data());
+      for (const LockEntry::Holder& h : entry.holders) {
+        result.push_back({h.txn_id, cf_id, lock_key.substr(4), h.mode == LockMode::kExclusive, true});
+      }
+      for (const Waiter* w : entry.queue) {
+        result.push_back({w->txn_id, cf_id, lock_key.substr(4), w->mode == LockMode::kExclusive, false});
+      }
+    }
+  }
+  // Stable: holders stay before waiters, and the queue in its order.
+  std::stable_sort(result.begin(), result.end(), [](const LockStatus& a, const LockStatus& b) {
+    return a.cf_id != b.cf_id ? a.cf_id < b.cf_id : a.key < b.key;
+  });
+  return result;
+}
+
+std::vector<uint64_t> LockManager::OthersOn(uint64_t txn_id, uint32_t cf_id, Slice key) const {
+  const std::string lock_key = MakeLockKey(cf_id, key);
+  Stripe& stripe = StripeFor(lock_key);
+  std::lock_guard<std::mutex> g(stripe.mu);
+  std::vector<uint64_t> result;
+  auto it = stripe.entries.find(lock_key);
+  if (it == stripe.entries.end()) return result;
+  for (const LockEntry::Holder& h : it->second.holders) {
+    if (h.txn_id != txn_id) result.push_back(h.txn_id);
+  }
+  for (const Waiter* w : it->second.queue) {
+    if (w->txn_id != txn_id) result.push_back(w->txn_id);
+  }
+  return result;
+}
+
 std::vector<HeldLock> LockManager::LocksHeldBy(uint64_t txn_id) const {
   std::vector<std::string> keys;
   {

@@ -57,6 +57,7 @@
 
 #include "tidesdb/slice.h"
 #include "tidesdb/status.h"
+#include "tidesdb/transaction.h"
 
 namespace tidesdb {
 
@@ -127,6 +128,12 @@ class LockManager {
   std::vector<HeldLock> LocksHeldBy(uint64_t txn_id) const;
   // True while txn_id has a request waiting. For tests and diagnostics.
   bool IsWaiting(uint64_t txn_id) const;
+  // Every granted lock and waiting request, sorted by (cf_id, key), holders first, then
+  // the queue in order. Each stripe is read under its mutex (a moment per stripe).
+  std::vector<LockStatus> AllLocks() const;
+  // The transactions other than txn_id that hold (cf_id, key) or wait for it (diagnostics:
+  // who a failed request was up against).
+  std::vector<uint64_t> OthersOn(uint64_t txn_id, uint32_t cf_id, Slice key) const;
 
  private:
   struct Waiter;

@@ -63,6 +63,7 @@ class TransactionDBImpl final : public TransactionDB {
   Status CommitPrepared(Slice xid) override;
   Status RollbackPrepared(Slice xid) override;
   bool GetProperty(Slice name, std::string* value) override;
+  std::vector<LockStatus> GetLockStatus() const override { return locks_.AllLocks(); }
 
   // For tests: lock requests currently waiting.
   size_t NumLockWaiters() const { return locks_.NumWaiters(); }
@@ -171,6 +172,7 @@ class TransactionImpl final : public Transaction {
   const std::string& xid() const override;
   size_t write_set_bytes() const override { return ws_.bytes(); }
   size_t write_set_count() const override { return ws_.count(); }
+  TransactionFailure last_failure() const override { return failure_; }
 
   // Internal writes by column family id (TransactionDB::Write).
   Status WriteById(uint32_t cf_id, Slice key, Slice value, bool deleted);
@@ -195,7 +197,12 @@ class TransactionImpl final : public Transaction {
   // Pessimistic: lock (cf, key) in mode and, above read committed, check that nobody
   // committed it after the snapshot.
   Status LockKey(uint32_t cf_id, Slice key, LockMode mode);
-  Status CountFailure(const Status& s);
+  // Counts a retryable failure and records it for last_failure(): with the key whose lock
+  // or validation failed when the caller knows it (`key` not null), otherwise, for a
+  // conflict at commit, the first write-set key, read or range found conflicting now.
+  Status CountFailure(const Status& s, uint32_t cf_id = 0, const Slice* key = nullptr);
+  // The conflicting key of a Busy validation, looked up again (diagnostics, after the fact).
+  void DescribeConflict(TransactionFailure* failure) const;
   // Ends the transaction locally: drops the write set, locks and snapshot.
   void Finish(State final_state);
   // Optimistic commit / prepare: X locks on the write set (and, for prepare, the keys read).
@@ -227,6 +234,7 @@ class TransactionImpl final : public Transaction {
   bool holds_locks_ = false;
   uint64_t commit_seq_ = 0;
   std::shared_ptr<PreparedTxn> prepared_;
+  TransactionFailure failure_;  // last_failure(); reset when Commit or Prepare begins
 };
 
 }  // namespace tidesdb

@@ -69,18 +69,68 @@ void TransactionImpl::EnsureSnapshot() {
   snapshot_ = db_->db_->GetSnapshot();
 }
 
-Status TransactionImpl::CountFailure(const Status& s) {
+Status TransactionImpl::CountFailure(const Status& s, uint32_t cf_id, const Slice* key) {
   if (s.IsBusy()) db_->stat_conflicts_++;
   if (s.IsTimedOut()) db_->stat_timeouts_++;
   if (s.IsDeadlock()) db_->stat_deadlocks_++;
+  using Kind = TransactionFailure::Kind;
+  const Kind kind = s.IsBusy()       ? Kind::kConflict
+                    : s.IsTimedOut() ? Kind::kLockTimeout
+                    : s.IsDeadlock() ? Kind::kDeadlock
+                                     : Kind::kNone;
+  // A failure already recorded by this Commit / Prepare with its key is the same one,
+  // counted again on its way out: keep the key.
+  if (kind == Kind::kNone || (key == nullptr && failure_.kind == kind)) return s;
+  failure_ = TransactionFailure();
+  failure_.kind = kind;
+  failure_.message = s.ToString();
+  if (key != nullptr) {
+    failure_.cf_id = cf_id;
+    failure_.key = std::string(*key);
+    if (kind != Kind::kConflict) failure_.blockers = db_->locks_.OthersOn(id_, cf_id, *key);
+  } else if (kind == Kind::kConflict) {
+    DescribeConflict(&failure_);
+  }
   return s;
+}
+
+void TransactionImpl::DescribeConflict(TransactionFailure* failure) const {
+  const SequenceNumber snap = snapshot_ != nullptr ? snapshot_->sequence() : 0;
+  auto found = [&](uint32_t cf_id, Slice key) {
+    failure->cf_id = cf_id;
+    failure->key = std::string(key);
+  };
+  if (!Pessimistic() && ReadsSnapshot()) {
+    for (const auto& [cf_id, map] : ws_.cfs()) {
+      for (const auto& [key, e] : map) {
+        if (db_->commit_table_.CheckKey(cf_id, key, std::max(snap, ValidateWriteFrom(cf_id, key))) ==
+            CommitTable::Check::kConflict) {
+          return found(cf_id, key);
+        }
+      }
+    }
+  }
+  for (const ReadKey& r : reads_) {
+    if (db_->commit_table_.CheckKey(r.cf_id, r.key, r.read_seq) == CommitTable::Check::kConflict) {
+      return found(r.cf_id, r.key);
+    }
+  }
+  for (const KeyRange& r : ranges_) {
+    if (!db_->range_index_.Validate(r, snap).ok()) {
+      failure->is_range = true;
+      failure->cf_id = r.cf_id;
+      if (!r.lo_unbounded) failure->key = r.lo;
+      if (!r.hi_unbounded) failure->range_limit = r.hi;
+      return;
+    }
+  }
 }
 
 Status TransactionImpl::LockKey(uint32_t cf_id, Slice key, LockMode mode) {
   holds_locks_ = true;
   Status s = db_->locks_.Lock(id_, cf_id, key, mode, db_->LockTimeout(options_), &options_.interrupted,
                               &options_.waiting_for);
-  if (!s.ok()) return CountFailure(s);
+  if (!s.ok()) return CountFailure(s, cf_id, &key);
   if (ReadsSnapshot()) {
     // Taken after the first lock, so that the first key cannot conflict.
     EnsureSnapshot();
@@ -89,7 +139,7 @@ Status TransactionImpl::LockKey(uint32_t cf_id, Slice key, LockMode mode) {
     // reads).
     SequenceNumber checked_to;
     s = db_->ValidateKey(cf_id, key, snapshot_->sequence(), &checked_to);
-    if (!s.ok()) return CountFailure(s);
+    if (!s.ok()) return CountFailure(s, cf_id, &key);
   }
   return Status::OK();
 }
@@ -265,7 +315,10 @@ Status TransactionImpl::LockForCommit(bool prepare) {
     for (const auto& [key, e] : map) {
       Status s = db_->locks_.Lock(id_, cf_id, key, LockMode::kExclusive, timeout, &options_.interrupted,
                                   &options_.waiting_for);
-      if (!s.ok()) return CountFailure(s);
+      if (!s.ok()) {
+        const Slice k(key);
+        return CountFailure(s, cf_id, &k);
+      }
     }
   }
   if (prepare) {
@@ -274,7 +327,10 @@ Status TransactionImpl::LockForCommit(bool prepare) {
       Status s =
           db_->locks_.Lock(id_, r.cf_id, r.key, r.for_update ? LockMode::kExclusive : LockMode::kShared,
                            timeout, &options_.interrupted, &options_.waiting_for);
-      if (!s.ok()) return CountFailure(s);
+      if (!s.ok()) {
+        const Slice k(r.key);
+        return CountFailure(s, r.cf_id, &k);
+      }
     }
   }
   return Status::OK();
@@ -289,7 +345,10 @@ Status TransactionImpl::PrevalidateForgotten() {
       for (const auto& [key, e] : map) {
         SequenceNumber checked_to;
         Status s = db_->ValidateKey(cf_id, key, snap, &checked_to);
-        if (!s.ok()) return CountFailure(s);
+        if (!s.ok()) {
+          const Slice k(key);
+          return CountFailure(s, cf_id, &k);
+        }
         if (checked_to > snap) checked_to_[{cf_id, key}] = checked_to;
       }
     }
@@ -297,7 +356,10 @@ Status TransactionImpl::PrevalidateForgotten() {
   for (ReadKey& r : reads_) {
     if (r.read_seq >= forgotten) continue;
     Status s = db_->ValidateKey(r.cf_id, r.key, r.read_seq, &r.read_seq);
-    if (!s.ok()) return CountFailure(s);
+    if (!s.ok()) {
+      const Slice k(r.key);
+      return CountFailure(s, r.cf_id, &k);
+    }
   }
   return Status::OK();
 }
@@ -312,6 +374,7 @@ Status TransactionImpl::Commit() {
   if (state_ == State::kPrepared) return db_->ResolvePrepared(prepared_, true);
   Status s = CheckActive();
   if (!s.ok()) return s;
+  failure_ = TransactionFailure();
   if (ws_.empty()) {
     // Read-only: its reads came from one consistent state (or, at read committed, from
     // committed states); there is nothing to validate or log.
@@ -352,6 +415,7 @@ Status TransactionImpl::Commit() {
 Status TransactionImpl::Prepare(Slice xid) {
   Status s = CheckActive();
   if (!s.ok()) return s;
+  failure_ = TransactionFailure();
   if (xid.empty() || xid.size() > 65535) return Status::InvalidArgument("xid must be 1..65535 bytes");
   auto rec = std::make_shared<PreparedTxn>();
   rec->xid = std::string(xid);

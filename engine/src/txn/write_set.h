@@ -3,9 +3,11 @@
 //
 // One entry per key: a later write of the same key replaces the earlier one (the commit
 // batch holds the final state of each key, in (cf id, key) order). Not thread-safe: a
-// transaction is used by one thread at a time.
+// transaction is used by one thread at a time; only bytes() and count() may be read from
+// other threads (diagnostics: a SQL engine's list of open transactions).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -53,9 +55,9 @@ class WriteSet {
   void BuildBatch(WriteBatch* batch) const;
   const std::map<uint32_t, CfMap>& cfs() const { return cfs_; }
 
-  size_t bytes() const { return bytes_; }
-  size_t count() const { return count_; }
-  bool empty() const { return count_ == 0; }
+  size_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
+  size_t count() const { return count_.load(std::memory_order_relaxed); }
+  bool empty() const { return count() == 0; }
   void Clear();
 
  private:
@@ -71,8 +73,9 @@ class WriteSet {
   void Write(uint32_t cf_id, Slice key, WriteEntry entry);
 
   std::map<uint32_t, CfMap> cfs_;
-  size_t bytes_ = 0;
-  size_t count_ = 0;
+  // Written by the owning thread only; atomic so that other threads may read them.
+  std::atomic<size_t> bytes_{0};
+  std::atomic<size_t> count_{0};
   // Undo records are kept only while a savepoint is set; savepoints_ holds undo_ sizes.
   std::vector<Undo> undo_;
   std::vector<size_t> savepoints_;
