@@ -16,10 +16,13 @@
 namespace tidesql {
 namespace {
 
-// Key names per table id, with the .frm's modification time they were read at: an
-// instant ALTER (RENAME INDEX) keeps the table id and rewrites the .frm. Bounded by
-// forgetting the ids a full listing no longer finds.
+// Key names per table id, with the .frm version the dictionary recorded and the .frm's
+// modification time they were read at: an in-place ALTER (RENAME, ADD or DROP INDEX) keeps
+// the table id, rewrites the .frm and records its new version (the modification time alone
+// misses two ALTERs within the file system's time granularity). Bounded by forgetting the
+// ids a full listing no longer finds.
 struct KeyNames {
+  std::string frm_version;
   int64_t frm_mtime_ns = 0;
   std::vector<std::string> names;
 };
@@ -74,19 +77,20 @@ std::vector<std::string> read_key_names(THD* thd, const std::string& db, const s
   return names;
 }
 
-std::vector<std::string> key_names(THD* thd, uint64_t table_id, const std::string& file_path,
+std::vector<std::string> key_names(THD* thd, const TableDef& def, const std::string& file_path,
                                    const std::string& db, const std::string& table) {
   const int64_t mtime = frm_mtime_ns(file_path);
   {
     std::lock_guard<std::mutex> guard(key_names_mutex);
-    auto it = key_names_by_table.find(table_id);
-    if (it != key_names_by_table.end() && it->second.frm_mtime_ns == mtime && mtime != 0)
+    auto it = key_names_by_table.find(def.table_id);
+    if (it != key_names_by_table.end() && it->second.frm_version == def.frm_version &&
+        it->second.frm_mtime_ns == mtime && mtime != 0)
       return it->second.names;
   }
   std::vector<std::string> names = read_key_names(thd, db, table);
   if (!names.empty()) {
     std::lock_guard<std::mutex> guard(key_names_mutex);
-    key_names_by_table[table_id] = KeyNames{mtime, names};
+    key_names_by_table[def.table_id] = KeyNames{def.frm_version, mtime, names};
   }
   return names;
 }
@@ -129,7 +133,7 @@ std::vector<ColumnFamilyOwner> column_family_owners(THD* thd) {
     base.table = def.temporary ? name : decoded(file_table);
     std::vector<std::string> keys;
     if (!def.temporary && thd != nullptr && slash != std::string::npos) {
-      keys = key_names(thd, def.table_id, name.substr(0, slash + 1) + file_table, base.database, base.table);
+      keys = key_names(thd, def, name.substr(0, slash + 1) + file_table, base.database, base.table);
     }
     for (size_t i = 0; i < def.index_ids.size(); i++) {
       ColumnFamilyOwner owner = base;

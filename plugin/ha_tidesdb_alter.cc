@@ -25,15 +25,15 @@ namespace {
 // encoded by column position and type, index entries by key position and key parts, and
 // the engine keeps nothing by column or index name.
 constexpr alter_table_operations kMetadataOnlyAlters =
-    ALTER_COLUMN_NAME | ALTER_RENAME_INDEX | ALTER_COLUMN_DEFAULT | ALTER_CHANGE_INDEX_COMMENT | ALTER_RENAME |
-    ALTER_DROP_CHECK_CONSTRAINT | ALTER_INDEX_IGNORABILITY | ALTER_PARTITIONED |
+    ALTER_COLUMN_NAME | ALTER_RENAME_INDEX | ALTER_COLUMN_DEFAULT | ALTER_CHANGE_INDEX_COMMENT |
+    ALTER_RENAME | ALTER_DROP_CHECK_CONSTRAINT | ALTER_INDEX_IGNORABILITY | ALTER_PARTITIONED |
     ALTER_COLUMN_TYPE_CHANGE_BY_ENGINE | ALTER_CHANGE_CREATE_OPTION;
 
 // Secondary indexes added or dropped: each has column families of its own, built from the
 // rows (added) or dropped at the commit.
 constexpr alter_table_operations kIndexAlters = ALTER_ADD_NON_UNIQUE_NON_PRIM_INDEX | ALTER_ADD_UNIQUE_INDEX |
-                                                ALTER_DROP_NON_UNIQUE_NON_PRIM_INDEX | ALTER_DROP_UNIQUE_INDEX |
-                                                ALTER_INDEX_ORDER;
+                                                ALTER_DROP_NON_UNIQUE_NON_PRIM_INDEX |
+                                                ALTER_DROP_UNIQUE_INDEX | ALTER_INDEX_ORDER;
 
 // Index entries written per library write while an index is built.
 constexpr size_t kBuildBatchBytes = 4 << 20;
@@ -44,13 +44,14 @@ struct InplaceAlter : public inplace_alter_handler_ctx {
   // The new definition's column families: one per key in its key order (then the rows'
   // when the primary key is hidden).
   std::vector<uint64_t> index_ids;
-  std::vector<uint> built_keys;     // keys of the new definition to build
-  std::vector<uint64_t> created;    // their column families (dropped if the ALTER fails)
-  std::vector<uint64_t> dropped;    // column families of dropped indexes
+  std::vector<uint> built_keys;   // keys of the new definition to build
+  std::vector<uint64_t> created;  // their column families (dropped if the ALTER fails)
+  std::vector<uint64_t> dropped;  // column families of dropped indexes
 };
 
 std::string frm_version_of(const TABLE_SHARE* share) {
-  return std::string(reinterpret_cast<const char*>(share->tabledef_version.str), share->tabledef_version.length);
+  return std::string(reinterpret_cast<const char*>(share->tabledef_version.str),
+                     share->tabledef_version.length);
 }
 
 }  // namespace
@@ -87,7 +88,8 @@ bool ha_tidesdb::can_convert_nocopy(const Field& field, const Column_definition&
   // A longer VARCHAR (or VARBINARY) of the same character set whose length still takes as
   // many length bytes: Field::pack writes its values unchanged. Not in a key, where
   // non-binary strings are stored at their full width (docs/SQL-FORMATS.md).
-  if (field.real_type() != MYSQL_TYPE_VARCHAR || new_field.type_handler() != field.type_handler()) return false;
+  if (field.real_type() != MYSQL_TYPE_VARCHAR || new_field.type_handler() != field.type_handler())
+    return false;
   if (new_field.charset != field.charset() || !new_field.compression_method() != !field.compression_method())
     return false;
   const auto& varchar = static_cast<const Field_varstring&>(field);
@@ -140,7 +142,8 @@ bool ha_tidesdb::prepare_inplace_alter_table(TABLE* altered_table, Alter_inplace
       continue;
     }
     uint old = 0;
-    while (old < table->s->keys && strcmp(table->key_info[old].name.str, altered_table->key_info[k].name.str) != 0)
+    while (old < table->s->keys &&
+           strcmp(table->key_info[old].name.str, altered_table->key_info[k].name.str) != 0)
       old++;
     if (old == table->s->keys) {
       // The server kept a key this table does not have: not an index change after all.
@@ -237,12 +240,12 @@ bool ha_tidesdb::commit_inplace_alter_table(TABLE* altered_table, Alter_inplace_
     alter->created.clear();
     return false;
   }
-  // A partition's definition is its table's: its dictionary entry keeps no .frm version.
-  if (table->part_info != nullptr) return false;
+  // A partition's entry records its table's .frm version too (DDL recovery asks by the
+  // table's name, which has no entry, but the views key their caches by it).
   const std::string version = frm_version_of(altered_table->s);
-  tidesdb::Status s = alter->changes_indexes
-                          ? dictionary_replace_indexes(share_->name, alter->index_ids, version, alter->dropped)
-                          : dictionary_set_frm_version(share_->name, version);
+  tidesdb::Status s = alter->changes_indexes ? dictionary_replace_indexes(share_->name, alter->index_ids,
+                                                                          version, alter->dropped)
+                                             : dictionary_set_frm_version(share_->name, version);
   if (!s.ok()) {
     if (alter->changes_indexes) dictionary_drop_index_cfs(alter->created);
     alter->created.clear();

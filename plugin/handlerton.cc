@@ -29,8 +29,9 @@ void drop_database(handlerton*, char* path) {
 
 // DDL recovery of an in-place ALTER interrupted by a crash: whether the dictionary
 // committed the new definition (0: use the new .frm) or not (keep the old one). Tables the
-// dictionary does not know by this name (partitioned ones: their partitions' entries keep
-// no version) changed their definition alone, which either .frm reads.
+// dictionary does not know by this name (partitioned ones: it names their partitions)
+// changed their definition alone (index changes of partitions copy), which either .frm
+// reads.
 int check_version(handlerton*, const char* path, const LEX_CUSTRING* version, ulonglong) {
   TableDef def;
   if (!dictionary_load_table(dictionary_name(path), &def).ok()) return 0;
