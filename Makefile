@@ -15,7 +15,7 @@ BUILD_DIR ?= $(CURDIR)/build
 CMAKE_FLAGS := -DMARIADB_HEADERS_DIR=$(HEADERS_DIR)
 endif
 
-.PHONY: deps headers configure build test run stop clean format bench-kv bench-sql
+.PHONY: deps headers configure build test run stop clean format bench-kv bench-sql package
 
 deps:
 	@scripts/install-deps.sh
@@ -35,6 +35,14 @@ test:
 	@$(MAKE) --no-print-directory build || { echo "test: the build failed"; echo "0 passed, 1 failed"; exit 1; }
 	@ASAN=$(ASAN) scripts/test.sh $(BUILD_DIR)
 
+# The Debian package mariadb-plugin-tidesdb, built against the installed server with Debian's
+# compiler flags in its own tree (PACKAGE_BUILD_DIR), in PACKAGE_BUILD_DIR/package/
+# (docs/PACKAGING.md).
+PACKAGE_BUILD_DIR ?= $(CURDIR)/build-deb
+package: headers
+	@scripts/install-deps.sh --package >/dev/null
+	@JOBS=$(JOBS) scripts/package.sh $(PACKAGE_BUILD_DIR) $(HEADERS_DIR)
+
 # Starts a MariaDB server with ha_tidesdb.so loaded (data under var/), prints how to connect.
 run: build
 	@scripts/server.sh start $(BUILD_DIR)
@@ -53,4 +61,4 @@ format:
 	@git ls-files '*.h' '*.cc' | xargs clang-format -i
 
 clean:
-	rm -rf $(CURDIR)/build $(CURDIR)/build-asan
+	rm -rf $(CURDIR)/build $(CURDIR)/build-asan $(CURDIR)/build-deb

@@ -3,6 +3,9 @@
 # source package Debian serves (the plugin is compiled against that server's private
 # headers, and the server refuses a plugin built for another patch release).
 # Idempotent: does nothing when everything is already in place.
+#
+# Usage: scripts/install-deps.sh [--package]
+#   --package     also what `make package` uses beyond the build (lintian)
 set -euo pipefail
 
 MARIADB_VERSION="${MARIADB_VERSION:-1:10.11.18-0+deb12u1}"
@@ -12,6 +15,15 @@ MARIADB_PKGS=(mariadb-server mariadb-server-core mariadb-client mariadb-client-c
 BUILD_PKGS=(build-essential cmake ccache pkg-config libgtest-dev googletest
   libbenchmark-dev liblz4-dev libzstd-dev libsnappy-dev libxxhash-dev librocksdb-dev
   clang-format perl python3 python3-pymysql sysbench procps mount)
+for arg in "$@"; do
+  case "$arg" in
+  --package) BUILD_PKGS+=(dpkg-dev lintian) ;;
+  *)
+    echo "usage: $0 [--package]" >&2
+    exit 2
+    ;;
+  esac
+done
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
