@@ -15,7 +15,8 @@ BUILD_DIR ?= $(CURDIR)/build
 CMAKE_FLAGS := -DMARIADB_HEADERS_DIR=$(HEADERS_DIR)
 endif
 
-.PHONY: deps headers configure build test run stop clean format bench-kv bench-sql package
+.PHONY: deps headers configure build test run stop clean format bench-kv bench-sql package \
+  test-full
 
 deps:
 	@scripts/install-deps.sh
@@ -42,6 +43,12 @@ PACKAGE_BUILD_DIR ?= $(CURDIR)/build-deb
 package: headers
 	@scripts/install-deps.sh --package >/dev/null
 	@JOBS=$(JOBS) scripts/package.sh $(PACKAGE_BUILD_DIR) $(HEADERS_DIR)
+
+# Tests that install into this machine, so not part of `make test`: the package into the
+# system MariaDB (tests/package/), which is left as it was found.
+test-full:
+	@$(MAKE) --no-print-directory package || { echo "test-full: make package failed"; echo "0 passed, 1 failed"; exit 1; }
+	@scripts/test-full.sh $(PACKAGE_BUILD_DIR)
 
 # Starts a MariaDB server with ha_tidesdb.so loaded (data under var/), prints how to connect.
 run: build
