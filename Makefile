@@ -45,9 +45,11 @@ package: headers
 	@JOBS=$(JOBS) scripts/package.sh $(PACKAGE_BUILD_DIR) $(HEADERS_DIR)
 
 # Tests that install into this machine, so not part of `make test`: the package into the
-# system MariaDB (tests/package/), which is left as it was found.
+# system MariaDB (tests/package/), and the container scaffold (docker/, tests/docker/).
+# Each leaves the system server and the Docker daemon as it found them.
 test-full:
 	@$(MAKE) --no-print-directory package || { echo "test-full: make package failed"; echo "0 passed, 1 failed"; exit 1; }
+	@scripts/install-deps.sh --container >/dev/null
 	@scripts/test-full.sh $(PACKAGE_BUILD_DIR)
 
 # Starts a MariaDB server with ha_tidesdb.so loaded (data under var/), prints how to connect.

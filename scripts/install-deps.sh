@@ -4,8 +4,10 @@
 # headers, and the server refuses a plugin built for another patch release).
 # Idempotent: does nothing when everything is already in place.
 #
-# Usage: scripts/install-deps.sh [--package]
+# Usage: scripts/install-deps.sh [--package] [--container]
 #   --package     also what `make package` uses beyond the build (lintian)
+#   --container   also what the container scaffold uses (docker.io, docker-compose,
+#                 debootstrap); the Docker daemon is not started here
 set -euo pipefail
 
 MARIADB_VERSION="${MARIADB_VERSION:-1:10.11.18-0+deb12u1}"
@@ -18,8 +20,9 @@ BUILD_PKGS=(build-essential cmake ccache pkg-config libgtest-dev googletest
 for arg in "$@"; do
   case "$arg" in
   --package) BUILD_PKGS+=(dpkg-dev lintian) ;;
+  --container) BUILD_PKGS+=(docker.io docker-compose debootstrap) ;;
   *)
-    echo "usage: $0 [--package]" >&2
+    echo "usage: $0 [--package] [--container]" >&2
     exit 2
     ;;
   esac

@@ -5,8 +5,9 @@
 # and so are not part of `make test`. Each leaves what it touched as it found it.
 #
 #   tests/package/package_test.sh   the .deb into the system MariaDB (service mariadb)
+#   tests/docker/container_test.sh  the docker/ scaffold (starts dockerd if it is not running)
 #
-# TESTS names the tests to run (default: all of them). Logs go to PACKAGE_BUILD_DIR/test-logs/.
+# TESTS=package or TESTS=container runs one of them. Logs go to PACKAGE_BUILD_DIR/test-logs/.
 # The last line is "N passed, N failed"; the exit status is non-zero when anything failed.
 set -uo pipefail
 
@@ -32,15 +33,16 @@ run() { # name script args...
   echo "($name test: $((SECONDS - t0)) s)"
 }
 
-tests=${TESTS:-package}
+tests=${TESTS:-package container}
 for t in $tests; do
   case $t in
   package)
     deb=$(ls "$BUILD"/package/mariadb-plugin-tidesdb_*.deb 2>/dev/null | head -n 1)
     run package "$ROOT/tests/package/package_test.sh" "${deb:-$BUILD/package/missing.deb}"
     ;;
+  container) run container "$ROOT/tests/docker/container_test.sh" ;;
   *)
-    echo "test-full: unknown test '$t' (package)"
+    echo "test-full: unknown test '$t' (package, container)"
     failed=$((failed + 1))
     ;;
   esac
