@@ -43,32 +43,37 @@ engine_dir=$datadir/#tidesdb
 had_engine_dir=0
 [ -e "$engine_dir" ] && had_engine_dir=1
 
+# The init script's output, and that of what it leaves running in the background
+# (/etc/mysql/debian-start checks the tables after a start), go to a log.
+service_log=$LOGS/service.log
+: >"$service_log"
+service_run() { service mariadb "$1" >>"$service_log" 2>&1; }
 system_running() { service mariadb status >/dev/null 2>&1; }
 was_running=0
 if system_running; then
   was_running=1
   step "the system server is running: stopping it for the test (it is started again at the end)"
-  service mariadb stop >/dev/null || fail "service mariadb stop failed"
+  service_run stop || fail "service mariadb stop failed"
 fi
 
 # Put the machine back as it was found, whatever happened.
 cleanup() {
   set +e
   if [ -f "$PLUGIN" ]; then # installed: drop what the test created while the engine is there
-    system_running || service mariadb start >/dev/null 2>&1
+    system_running || service_run start
     mariadb -e "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1
   fi
-  system_running && service mariadb stop >/dev/null 2>&1
+  system_running && service_run stop
   apt-get purge -y -qq "$PKG" >/dev/null 2>&1
   rm -rf "${datadir:?}/$DB"
   [ "$had_engine_dir" -eq 1 ] || rm -rf "$engine_dir"
-  [ "$was_running" -eq 0 ] || service mariadb start >/dev/null 2>&1
+  [ "$was_running" -eq 0 ] || service_run start
 }
 trap cleanup EXIT
 
 sql() { mariadb -N -B -e "$1"; }
-start() { service mariadb start >/dev/null || fail "service mariadb start failed ($1)"; }
-stop() { service mariadb stop >/dev/null || fail "service mariadb stop failed ($1)"; }
+start() { service_run start || fail "service mariadb start failed ($1; $service_log)"; }
+stop() { service_run stop || fail "service mariadb stop failed ($1; $service_log)"; }
 engine_support() { sql "SELECT SUPPORT FROM information_schema.ENGINES WHERE ENGINE = 'TidesDB'"; }
 table_digest() { sql "$(table_digest_sql $DB)"; }
 
@@ -92,7 +97,7 @@ before=$(table_digest)
 [ -n "$before" ] || fail "reading the table failed"
 
 step "service mariadb restart; read the table back"
-service mariadb restart >/dev/null || fail "service mariadb restart failed"
+service_run restart || fail "service mariadb restart failed ($service_log)"
 after=$(table_digest)
 [ "$after" = "$before" ] || fail "after a restart the table reads back as '$after', not '$before'"
 stop "before tidesdb-tool verify"
