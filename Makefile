@@ -15,7 +15,8 @@ BUILD_DIR ?= $(CURDIR)/build
 CMAKE_FLAGS := -DMARIADB_HEADERS_DIR=$(HEADERS_DIR)
 endif
 
-.PHONY: deps headers configure build test run stop clean format bench-kv bench-sql
+.PHONY: deps headers configure build test run stop clean format bench-kv bench-sql package \
+  test-full
 
 deps:
 	@scripts/install-deps.sh
@@ -35,6 +36,22 @@ test:
 	@$(MAKE) --no-print-directory build || { echo "test: the build failed"; echo "0 passed, 1 failed"; exit 1; }
 	@ASAN=$(ASAN) scripts/test.sh $(BUILD_DIR)
 
+# The Debian package mariadb-plugin-tidesdb, built against the installed server with Debian's
+# compiler flags in its own tree (PACKAGE_BUILD_DIR), in PACKAGE_BUILD_DIR/package/
+# (docs/PACKAGING.md).
+PACKAGE_BUILD_DIR ?= $(CURDIR)/build-deb
+package: headers
+	@scripts/install-deps.sh --package >/dev/null
+	@JOBS=$(JOBS) scripts/package.sh $(PACKAGE_BUILD_DIR) $(HEADERS_DIR)
+
+# Tests that install into this machine, so not part of `make test`: the package into the
+# system MariaDB (tests/package/), and the container scaffold (docker/, tests/docker/).
+# Each leaves the system server and the Docker daemon as it found them.
+test-full:
+	@$(MAKE) --no-print-directory package || { echo "test-full: make package failed"; echo "0 passed, 1 failed"; exit 1; }
+	@scripts/install-deps.sh --container >/dev/null
+	@scripts/test-full.sh $(PACKAGE_BUILD_DIR)
+
 # Starts a MariaDB server with ha_tidesdb.so loaded (data under var/), prints how to connect.
 run: build
 	@scripts/server.sh start $(BUILD_DIR)
@@ -53,4 +70,4 @@ format:
 	@git ls-files '*.h' '*.cc' | xargs clang-format -i
 
 clean:
-	rm -rf $(CURDIR)/build $(CURDIR)/build-asan
+	rm -rf $(CURDIR)/build $(CURDIR)/build-asan $(CURDIR)/build-deb

@@ -20,6 +20,7 @@
 #include "sst/value_log.h"
 #include "tidesdb/env.h"
 #include "util/coding.h"
+#include "util/crc32c.h"
 
 namespace tidesdb {
 namespace {
@@ -499,6 +500,12 @@ TEST(FormatTest, FooterRoundTripAndChecks) {
   Status s = g.DecodeFrom(bad_version, "f.klog", 10);
   EXPECT_TRUE(s.IsCorruption());
   EXPECT_EQ("f.klog: offset 10: footer checksum mismatch", s.message());
+  // A newer format version under a matching checksum is refused as such.
+  EncodeFixed32(bad_version.data() + Footer::kHandlesSize + 4,
+                crc32c::Mask(crc32c::Value(bad_version.data(), Footer::kHandlesSize + 4)));
+  s = g.DecodeFrom(bad_version, "f.klog", 10);
+  EXPECT_TRUE(s.IsCorruption());
+  EXPECT_EQ("f.klog: offset 10: unsupported format version 2", s.message());
   EXPECT_TRUE(g.DecodeFrom(encoded.substr(1), "f.klog", 10).IsCorruption());
 }
 

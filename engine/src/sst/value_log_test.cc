@@ -12,6 +12,8 @@
 
 #include "sst/compression.h"
 #include "tidesdb/env.h"
+#include "util/coding.h"
+#include "util/crc32c.h"
 
 namespace tidesdb {
 namespace {
@@ -333,6 +335,17 @@ TEST(ValueLog, DamagedFileHeaderFailsOpen) {
     std::unique_ptr<ValueLogReader> reader;
     ExpectCorruptionAt(OpenReader(std::make_shared<std::string>(log.data->substr(0, len)), &reader), 0);
   }
+}
+
+// A value log of a newer format version, its header otherwise intact, is refused as such.
+TEST(ValueLog, NewerFormatVersionFailsOpen) {
+  WrittenLog log = SmallLog();
+  auto copy = std::make_shared<std::string>(*log.data);
+  EncodeFixed32(copy->data() + 8, kValueLogFormatVersion + 1);
+  EncodeFixed32(copy->data() + 20, crc32c::Mask(crc32c::Value(copy->data(), 20)));
+  std::unique_ptr<ValueLogReader> reader;
+  ExpectCorruptionAt(OpenReader(copy, &reader), 0, "unsupported value log format version 2");
+  EXPECT_EQ(reader, nullptr);
 }
 
 TEST(ValueLog, TruncatedFile) {
