@@ -32,6 +32,12 @@ namespace tidesql {
 // alone (UNIQUE, no NULL part: a uniqueness check).
 bool encode_index_entry(const std::vector<KeyCodec>& codecs, uint primary_key, uint index,
                         const uchar* record, const std::string& pk, std::string* key, std::string* value);
+// The same from one index's codec and the primary key's (null for a hidden primary key).
+bool encode_entry(const KeyCodec& codec, const KeyCodec* pk_codec, const uchar* record, const std::string& pk,
+                  std::string* key, std::string* value);
+// A record of an index build's log (IndexBuild): build slot, varint length + primary key,
+// then the key of the row's old entry (empty: the row is new, or only its key matters).
+std::string index_build_log_key(uint slot, const std::string& pk, const std::string& old_entry);
 
 class ha_tidesdb final : public handler, public TransactionCursor {
  public:
@@ -67,6 +73,9 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   bool inplace_alter_table(TABLE* altered_table, Alter_inplace_info* ha_alter_info) override;
   bool commit_inplace_alter_table(TABLE* altered_table, Alter_inplace_info* ha_alter_info,
                                   bool commit) override;
+  // At the commit of an index build: the built indexes brought up to date with the rows
+  // the writers logged meanwhile. True (error reported) on failure.
+  bool apply_index_build_log(TABLE* altered_table, inplace_alter_handler_ctx* ctx);
 
   // --- statistics (ha_tidesdb.cc)
   int info(uint flag) override;
@@ -171,6 +180,10 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   bool encode_index_entry(uint index, const uchar* record, const std::string& pk, std::string* key,
                           std::string* value) const;
   int check_unique(tidesdb::ColumnFamilyHandle* cf, const std::string& key, uint errkey_index);
+  // Logs a row change for the indexes an in-place ALTER is building (IndexBuild); old_row
+  // or new_row is null for an insert or a delete.
+  int log_for_index_build(tidesdb::Transaction* t, const uchar* old_row, const std::string& old_pk,
+                          const uchar* new_row, const std::string& new_pk);
   int check_row_unchanged(const std::string& pk);
   void bump_auto_increment(const uchar* record);
   int load_auto_increment();
@@ -198,6 +211,10 @@ class ha_tidesdb final : public handler, public TransactionCursor {
 
   // Scratch buffers.
   std::string key_buf_, value_buf_, pk_buf_, new_pk_buf_, new_row_buf_;
+  // The index build this handler logs for (IndexBuild), and its codecs over this TABLE.
+  std::shared_ptr<const IndexBuild> build_;
+  std::vector<KeyCodec> build_codecs_;
+  std::string build_key_buf_, build_value_buf_;
   std::vector<std::string> old_keys_, new_keys_, new_values_;
 
   // HA_EXTRA flags of the statement.

@@ -11,11 +11,14 @@
 #include <sql_class.h>
 
 #include <cstring>
+#include <unordered_map>
 #include <unordered_set>
 
+#include "coding.h"
 #include "dictionary.h"
 #include "row_codec.h"
 #include "status.h"
+#include "sysvars.h"
 
 namespace tidesql {
 
@@ -44,9 +47,15 @@ struct InplaceAlter : public inplace_alter_handler_ctx {
   // The new definition's column families: one per key in its key order (then the rows'
   // when the primary key is hidden).
   std::vector<uint64_t> index_ids;
-  std::vector<uint> built_keys;   // keys of the new definition to build
+  std::vector<uint> built_keys;   // keys of the new definition to build (by build slot)
   std::vector<uint64_t> created;  // their column families (dropped if the ALTER fails)
   std::vector<uint64_t> dropped;  // column families of dropped indexes
+  // The log the table's writers fill while the indexes are built (IndexBuild), and the
+  // table's runtime state it is registered in.
+  uint64_t log_id = 0;
+  std::shared_ptr<TableCounters> counters;
+  // The commit runs with the table held exclusively: no writer can still hold the log.
+  bool exclusive = false;
 };
 
 std::string frm_version_of(const TABLE_SHARE* share) {
@@ -79,9 +88,9 @@ enum_alter_inplace_result ha_tidesdb::check_if_supported_inplace_alter(TABLE* al
     for (uint p = 0; p < key.user_defined_key_parts; p++)
       if (!key.key_part[p].field->stored_in_db()) return HA_ALTER_INPLACE_NOT_SUPPORTED;
   }
-  // Dropping needs no writes held off (the old definition's writers keep the dropped
-  // index up to date until the commit); building reads the rows while writes wait.
-  return info->index_add_count == 0 ? HA_ALTER_INPLACE_NOCOPY_NO_LOCK : HA_ALTER_INPLACE_NOCOPY_LOCK;
+  // Writes go on: the old definition's writers keep a dropped index up to date until the
+  // commit, and log what they change for an index being built (IndexBuild).
+  return HA_ALTER_INPLACE_NOCOPY_NO_LOCK;
 }
 
 bool ha_tidesdb::can_convert_nocopy(const Field& field, const Column_definition& new_field) const {
@@ -126,11 +135,14 @@ bool ha_tidesdb::prepare_inplace_alter_table(TABLE* altered_table, Alter_inplace
   for (uint i = 0; i < info->index_add_count; i++) added[info->index_add_buffer[i]] = true;
   std::vector<uint64_t> fresh;
   if (info->index_add_count != 0) {
-    tidesdb::Status s = dictionary_reserve_index_cfs(info->index_add_count, &fresh);
+    // One more for the log of the writes made while the indexes are built.
+    tidesdb::Status s = dictionary_reserve_index_cfs(info->index_add_count + 1, &fresh);
     if (!s.ok()) {
       ha_error_from_status(s, "ALTER TABLE", ha_thd());
       return true;
     }
+    alter->log_id = fresh.back();
+    fresh.pop_back();
   }
   alter->created = fresh;
   std::vector<bool> kept(table->s->keys, false);
@@ -157,6 +169,27 @@ bool ha_tidesdb::prepare_inplace_alter_table(TABLE* altered_table, Alter_inplace
   if (has_hidden_pk()) alter->index_ids.push_back(share_->def.index_ids[data_slot()]);
   for (uint old = 0; old < table->s->keys; old++)
     if (!kept[old]) alter->dropped.push_back(share_->def.index_ids[old]);
+
+  if (!alter->built_keys.empty()) {
+    // From now on (the server holds the table exclusively: no statement writes it, no
+    // transaction that wrote it is open) every write of the table logs what the build
+    // must revisit.
+    auto build = std::make_shared<IndexBuild>();
+    build->log_cf = index_column_family(alter->log_id);
+    build->indexes.resize(alter->built_keys.size());
+    for (size_t b = 0; b < alter->built_keys.size(); b++) {
+      const KEY& key = altered_table->key_info[alter->built_keys[b]];
+      IndexBuild::Index& index = build->indexes[b];
+      index.name.assign(key.name.str, key.name.length);
+      index.parts.assign(key.key_part, key.key_part + key.user_defined_key_parts);
+      index.key = key;
+      index.key.key_part = index.parts.data();
+      index.key.name = {index.name.c_str(), index.name.size()};
+      index.key.ext_key_parts = key.user_defined_key_parts;
+    }
+    alter->counters = share_->counters;
+    alter->counters->set_index_build(std::move(build));
+  }
   return false;
 }
 
@@ -164,9 +197,9 @@ bool ha_tidesdb::inplace_alter_table(TABLE* altered_table, Alter_inplace_info* i
   auto* alter = static_cast<InplaceAlter*>(info->handler_ctx);
   if (alter == nullptr || alter->built_keys.empty()) return false;
   THD* thd = ha_thd();
-  // Writes wait (HA_ALTER_INPLACE_NOCOPY_LOCK) and no transaction that wrote the table is
-  // open (the server held the table exclusively at prepare), so the committed rows are all
-  // of them.
+  // The rows committed now, through an iterator's snapshot. Writes go on meanwhile: each
+  // logs the rows it changes (IndexBuild), and the commit revisits those, so an entry
+  // written here for a row changed since is corrected there.
   std::vector<KeyCodec> codecs(altered_table->s->keys);
   for (uint k = 0; k < altered_table->s->keys; k++) codecs[k].init(altered_table, k);
   const uint primary_key = altered_table->s->primary_key;
@@ -229,6 +262,7 @@ bool ha_tidesdb::inplace_alter_table(TABLE* altered_table, Alter_inplace_info* i
   if (!it->status().ok()) return fail(it->status());
   tidesdb::Status s = flush();
   if (!s.ok()) return fail(s);
+  while (sysvars.debug_pause_index_build && !thd_killed(thd)) my_sleep(10000);
   return false;
 }
 
@@ -236,9 +270,20 @@ bool ha_tidesdb::commit_inplace_alter_table(TABLE* altered_table, Alter_inplace_
   auto* alter = static_cast<InplaceAlter*>(info->handler_ctx);
   if (alter == nullptr) return false;
   if (!commit) {
+    if (alter->counters != nullptr) alter->counters->set_index_build(nullptr);
     dictionary_drop_index_cfs(alter->created);
     alter->created.clear();
+    // Writers may still hold the log (a failed build ends without the table held
+    // exclusively): it is then left to the next startup, which drops what no table names.
+    if (alter->exclusive && alter->log_id != 0) dictionary_drop_index_cfs({alter->log_id});
     return false;
+  }
+  alter->exclusive = true;
+  if (alter->log_id != 0) {
+    // No writer is left (the server upgraded to an exclusive lock): bring the new indexes
+    // up to date with the rows the log names, then stop logging.
+    if (apply_index_build_log(altered_table, alter)) return true;
+    alter->counters->set_index_build(nullptr);
   }
   // A partition's entry records its table's .frm version too (DDL recovery asks by the
   // table's name, which has no entry, but the views key their caches by it).
@@ -253,6 +298,141 @@ bool ha_tidesdb::commit_inplace_alter_table(TABLE* altered_table, Alter_inplace_
     return true;
   }
   alter->created.clear();
+  if (alter->log_id != 0) dictionary_drop_index_cfs({alter->log_id});
+  return false;
+}
+
+bool ha_tidesdb::apply_index_build_log(TABLE* altered_table, inplace_alter_handler_ctx* ctx) {
+  auto* alter = static_cast<InplaceAlter*>(ctx);
+  THD* thd = ha_thd();
+  tidesdb::ColumnFamilyHandle* log_cf = index_column_family(alter->log_id);
+  std::vector<KeyCodec> codecs(altered_table->s->keys);
+  for (uint k = 0; k < altered_table->s->keys; k++) codecs[k].init(altered_table, k);
+  const uint primary_key = altered_table->s->primary_key;
+  uchar* record = altered_table->record[0];
+  tidesdb::ReadOptions ro;
+  ro.fill_cache = false;
+  tidesdb::WriteBatch batch;
+  auto fail = [&](const tidesdb::Status& s) {
+    ha_error_from_status(s, "ALTER TABLE", thd);
+    return true;
+  };
+  auto flush = [&]() {
+    tidesdb::Status s;
+    if (batch.Count() != 0) s = transaction_db()->Write(tidesdb::WriteOptions(), &batch);
+    batch.Clear();
+    return s;
+  };
+  // The row's current entry in built index `slot`; false if the row is gone.
+  std::string row, key, value;
+  auto current_entry = [&](uint slot, const std::string& pk, bool* exists, bool* parts_alone) {
+    tidesdb::Status s = base_db()->Get(ro, data_cf(), pk, &row);
+    *exists = s.ok();
+    if (s.IsNotFound()) return tidesdb::Status::OK();
+    if (!s.ok()) return s;
+    if (decode_row(altered_table, row, record) != 0)
+      return tidesdb::Status::Corruption("a row cannot be decoded");
+    *parts_alone =
+        tidesql::encode_index_entry(codecs, primary_key, alter->built_keys[slot], record, pk, &key, &value);
+    return tidesdb::Status::OK();
+  };
+  // A log record: slot, varint length + primary key, then an old entry's key (or nothing).
+  auto parse = [](std::string_view record_key, uint* slot, std::string* pk, std::string* old_entry) {
+    if (record_key.empty()) return false;
+    *slot = static_cast<uchar>(record_key[0]);
+    record_key.remove_prefix(1);
+    uint64_t length;
+    if (!get_varint(&record_key, &length) || length > record_key.size()) return false;
+    pk->assign(record_key.substr(0, length));
+    old_entry->assign(record_key.substr(length));
+    return true;
+  };
+
+  // The primary key a UNIQUE entry keyed by its parts alone names; empty if none.
+  auto entry_owner = [](std::string_view entry_value) {
+    uint64_t length;
+    if (!get_varint(&entry_value, &length) || length > entry_value.size()) return std::string();
+    return std::string(entry_value.substr(0, length));
+  };
+
+  // Pass 1: a row's old entries that are not its entry now are gone. (All of them first: a
+  // UNIQUE value may have moved from one logged row to another.) A UNIQUE entry keyed by
+  // its value alone goes only while it still names this row.
+  uint slot = 0;
+  bool exists = false, parts_alone = false;
+  std::string pk, old_entry, last_group, found;
+  uint64_t revisited = 0;
+  {
+    auto it = base_db()->NewIterator(ro, log_cf);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      if (!parse(std::string_view(it->key().data(), it->key().size()), &slot, &pk, &old_entry) ||
+          slot >= alter->built_keys.size())
+        return fail(tidesdb::Status::Corruption("a malformed index build log record"));
+      if (old_entry.empty()) continue;
+      tidesdb::Status s = current_entry(slot, pk, &exists, &parts_alone);
+      if (!s.ok()) return fail(s);
+      if (exists && key == old_entry) continue;
+      const KeyCodec& codec = codecs[alter->built_keys[slot]];
+      tidesdb::ColumnFamilyHandle* cf = index_column_family(alter->index_ids[alter->built_keys[slot]]);
+      bool any_null = false;
+      if (codec.unique() && codec.parts_length(old_entry, codec.parts(), &any_null) == old_entry.size()) {
+        s = base_db()->Get(ro, cf, old_entry, &found);
+        if (s.IsNotFound()) continue;
+        if (!s.ok()) return fail(s);
+        if (entry_owner(found) != pk) continue;
+      }
+      batch.Delete(cf, old_entry);
+      if (batch.ApproximateSize() >= kBuildBatchBytes) {
+        s = flush();
+        if (!s.ok()) return fail(s);
+      }
+    }
+    if (!it->status().ok()) return fail(it->status());
+  }
+  tidesdb::Status s = flush();
+  if (!s.ok()) return fail(s);
+
+  // Pass 2: each logged row that exists has its current entry (UNIQUE values checked).
+  std::vector<std::unordered_map<std::string, std::string>> pending(alter->built_keys.size());
+  {
+    auto it = base_db()->NewIterator(ro, log_cf);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      std::string_view record_key(it->key().data(), it->key().size());
+      parse(record_key, &slot, &pk, &old_entry);
+      const std::string group(record_key.substr(0, record_key.size() - old_entry.size()));
+      if (group == last_group) continue;  // one visit per row and index
+      last_group = group;
+      s = current_entry(slot, pk, &exists, &parts_alone);
+      if (!s.ok()) return fail(s);
+      if (!exists) continue;
+      revisited++;
+      tidesdb::ColumnFamilyHandle* cf = index_column_family(alter->index_ids[alter->built_keys[slot]]);
+      if (parts_alone) {
+        s = base_db()->Get(ro, cf, key, &found);
+        if (!s.ok() && !s.IsNotFound()) return fail(s);
+        auto p = pending[slot].find(key);
+        const bool taken =
+            (p != pending[slot].end() && p->second != pk) || (s.ok() && entry_owner(found) != pk);
+        if (taken) {
+          print_keydup_error(altered_table, &altered_table->key_info[alter->built_keys[slot]], MYF(0));
+          return true;
+        }
+        pending[slot][key] = pk;
+      }
+      batch.Put(cf, key, value);
+      if (batch.ApproximateSize() >= kBuildBatchBytes) {
+        s = flush();
+        if (!s.ok()) return fail(s);
+        for (auto& p : pending) p.clear();
+      }
+    }
+    if (!it->status().ok()) return fail(it->status());
+  }
+  s = flush();
+  if (!s.ok()) return fail(s);
+  if (revisited != 0)
+    sql_print_information("TidesDB: ALTER TABLE %s: %llu rows written during the index build revisited",
+                          share_->name.c_str(), static_cast<unsigned long long>(revisited));
   return false;
 }
 

@@ -19,7 +19,12 @@ void ha_tidesdb::encode_primary_key(const uchar* record, std::string* out) const
 
 bool encode_index_entry(const std::vector<KeyCodec>& codecs, uint primary_key, uint index,
                         const uchar* record, const std::string& pk, std::string* key, std::string* value) {
-  const KeyCodec& codec = codecs[index];
+  return encode_entry(codecs[index], primary_key == MAX_KEY ? nullptr : &codecs[primary_key], record, pk, key,
+                      value);
+}
+
+bool encode_entry(const KeyCodec& codec, const KeyCodec* pk_codec, const uchar* record, const std::string& pk,
+                  std::string* key, std::string* value) {
   key->clear();
   value->clear();
   bool any_null = codec.append_parts(record, codec.parts(), key);
@@ -31,8 +36,46 @@ bool encode_index_entry(const std::vector<KeyCodec>& codecs, uint primary_key, u
     key->append(pk);
   }
   codec.append_packed_values(record, value);
-  if (primary_key != MAX_KEY) codecs[primary_key].append_packed_values(record, value, false);
+  if (pk_codec != nullptr) pk_codec->append_packed_values(record, value, false);
   return parts_alone;
+}
+
+std::string index_build_log_key(uint slot, const std::string& pk, const std::string& old_entry) {
+  std::string key(1, static_cast<char>(slot));
+  put_varint(&key, pk.size());
+  key.append(pk);
+  key.append(old_entry);
+  return key;
+}
+
+int ha_tidesdb::log_for_index_build(tidesdb::Transaction* t, const uchar* old_row, const std::string& old_pk,
+                                    const uchar* new_row, const std::string& new_pk) {
+  std::shared_ptr<const IndexBuild> build = share_->counters->index_build();
+  if (build == nullptr) {
+    if (build_ != nullptr) {
+      build_.reset();
+      build_codecs_.clear();
+    }
+    return 0;
+  }
+  if (build != build_) {
+    build_ = build;
+    build_codecs_.resize(build->indexes.size());
+    for (size_t i = 0; i < build->indexes.size(); i++)
+      build_codecs_[i].init_foreign(table, &build->indexes[i].key);
+  }
+  const KeyCodec* pk_codec = has_hidden_pk() ? nullptr : &codecs_[table->s->primary_key];
+  tidesdb::Status s;
+  for (uint slot = 0; slot < build_codecs_.size() && s.ok(); slot++) {
+    if (old_row != nullptr) {
+      encode_entry(build_codecs_[slot], pk_codec, old_row, old_pk, &build_key_buf_, &build_value_buf_);
+      s = t->Put(build->log_cf, index_build_log_key(slot, old_pk, build_key_buf_), "");
+    }
+    if (s.ok() && new_row != nullptr && (old_row == nullptr || new_pk != old_pk))
+      s = t->Put(build->log_cf, index_build_log_key(slot, new_pk, ""), "");
+  }
+  if (!s.ok()) return report(s, "index build log");
+  return 0;
 }
 
 bool ha_tidesdb::encode_index_entry(uint index, const uchar* record, const std::string& pk, std::string* key,
@@ -198,6 +241,7 @@ int ha_tidesdb::write_row(const uchar* buf) {
     s = t->Put(index_cf(i), new_keys_[i], new_values_[i]);
   }
   if (!s.ok()) return report(s, "write");
+  if (int error = log_for_index_build(t, nullptr, pk, buf, pk); error != 0) return error;
   bump_auto_increment(buf);
   row_pk_ = pk;  // position() after an insert names the new row
   share_->rows_changed_since_estimate.fetch_add(1, std::memory_order_relaxed);
@@ -261,6 +305,7 @@ int ha_tidesdb::update_row(const uchar* old_data, const uchar* new_data) {
     if (s.ok()) s = t->Put(index_cf(i), new_keys_[i], new_values_[i]);
   }
   if (!s.ok()) return report(s, "update");
+  if (int error = log_for_index_build(t, old_data, old_pk, new_data, new_pk); error != 0) return error;
   bump_auto_increment(new_data);
   status_counters.rows_updated.fetch_add(1, std::memory_order_relaxed);
   return 0;
@@ -284,6 +329,7 @@ int ha_tidesdb::delete_row(const uchar* buf) {
     s = t->Delete(index_cf(i), key_buf_);
   }
   if (!s.ok()) return report(s, "delete");
+  if (int error = log_for_index_build(t, buf, pk, nullptr, pk); error != 0) return error;
   share_->rows_changed_since_estimate.fetch_sub(1, std::memory_order_relaxed);
   status_counters.rows_deleted.fetch_add(1, std::memory_order_relaxed);
   return 0;

@@ -90,6 +90,17 @@ KeyCodec::Part KeyCodec::describe_part(TABLE* table, const KEY_PART_INFO& kp) {
   return part;
 }
 
+void KeyCodec::init_foreign(TABLE* table, const KEY* key) {
+  table_ = table;
+  key_ = key;
+  unique_ = (key->flags & HA_NOSAME) != 0 && key->algorithm != HA_KEY_ALG_LONG_HASH;
+  parts_.clear();
+  ext_parts_.clear();
+  pk_parts_.clear();
+  for (uint i = 0; i < key->user_defined_key_parts; i++)
+    parts_.push_back(describe_part(table, key->key_part[i]));
+}
+
 void KeyCodec::init(TABLE* table, uint key_nr) {
   table_ = table;
   key_ = &table->key_info[key_nr];

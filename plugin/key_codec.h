@@ -33,6 +33,10 @@ class KeyCodec {
  public:
   // Describes key `key_nr` of `table` (table->key_info[key_nr]).
   void init(TABLE* table, uint key_nr);
+  // Describes `key`, a key of another definition of the same columns (an index an
+  // in-place ALTER is building), over `table`'s fields (matched by field number), for
+  // encoding entries only: no searches by extended parts. `key` must outlive the codec.
+  void init_foreign(TABLE* table, const KEY* key);
 
   // Appends the images of the key's first `parts` parts, read from `record` (a row buffer
   // of this table). Returns true if any of those parts is NULL.

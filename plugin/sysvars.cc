@@ -149,6 +149,10 @@ MYSQL_SYSVAR_STR(debug_crash_point, sysvars.debug_crash_point, PLUGIN_VAR_RQCMDA
                  "(e.g. create_table_after_column_families); empty = none",
                  nullptr, nullptr, "");
 
+MYSQL_SYSVAR_BOOL(debug_pause_index_build, sysvars.debug_pause_index_build, kDynamicBool,
+                  "Tests only: an in-place ADD INDEX waits after reading the rows while this is ON", nullptr,
+                  nullptr, false);
+
 // --- dynamic: diagnostics -------------------------------------------------------------------
 MYSQL_SYSVAR_BOOL(print_all_conflicts, sysvars.print_all_conflicts, kDynamicBool,
                   "Write every write conflict, deadlock and lock wait timeout of a TidesDB transaction to "
@@ -212,6 +216,7 @@ st_mysql_sys_var* system_variables[] = {
     MYSQL_SYSVAR(default_tombstone_density_min_entries),
     MYSQL_SYSVAR(use_btree),
     MYSQL_SYSVAR(debug_crash_point),
+    MYSQL_SYSVAR(debug_pause_index_build),
     MYSQL_SYSVAR(print_all_conflicts),
     MYSQL_SYSVAR(checkpoint_dir),
     MYSQL_SYSVAR(skip_unique_check),

@@ -68,6 +68,9 @@ struct SystemVariables {
 
   // Tests only: the name of a DDL crash point (dictionary.h) at which the server exits.
   char* debug_crash_point;
+  // Tests only: an in-place index build waits, its rows read, while this is ON (writes
+  // made meanwhile reach the new index through the build's log).
+  char debug_pause_index_build;
 };
 
 extern SystemVariables sysvars;

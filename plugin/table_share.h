@@ -26,11 +26,42 @@
 
 namespace tidesql {
 
-// A table's counters, 0 until loaded from the committed rows at first use.
+// Indexes an in-place ALTER is building while writes go on (ha_tidesdb_alter.cc). Every
+// write of the table meanwhile logs, in its own transaction, into log_cf: per index being
+// built, the primary key of each row it changes and, for a row that existed before, the
+// key of that row's old entry in the index. The ALTER's commit (no writer left) brings
+// the built index up to date from the log.
+struct IndexBuild {
+  struct Index {
+    KEY key;  // of the new definition; key.key_part points into parts, key.name into name
+    std::vector<KEY_PART_INFO> parts;
+    std::string name;
+  };
+  std::vector<Index> indexes;  // by build slot
+  tidesdb::ColumnFamilyHandle* log_cf = nullptr;
+};
+
+// A table's counters, 0 until loaded from the committed rows at first use, and its index
+// build, if any.
 struct TableCounters {
   std::atomic<uint64_t> next_row_id{0};          // next hidden row id (no primary key)
   std::atomic<uint64_t> next_auto_increment{0};  // next AUTO_INCREMENT value to hand out
   std::mutex load_mutex;                         // loading either
+
+  std::atomic<bool> building{false};  // whether build is set: the writers' fast path
+  std::mutex build_mutex;
+  std::shared_ptr<const IndexBuild> build;  // guarded by build_mutex
+
+  std::shared_ptr<const IndexBuild> index_build() {
+    if (!building.load(std::memory_order_acquire)) return nullptr;
+    std::lock_guard<std::mutex> guard(build_mutex);
+    return build;
+  }
+  void set_index_build(std::shared_ptr<const IndexBuild> b) {
+    std::lock_guard<std::mutex> guard(build_mutex);
+    build = std::move(b);
+    building.store(build != nullptr, std::memory_order_release);
+  }
 };
 
 // The counters of the table with dictionary id `table_id` (TableDef::table_id, kept by
