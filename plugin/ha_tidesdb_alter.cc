@@ -11,6 +11,7 @@
 #include <sql_class.h>
 
 #include <cstring>
+#include <functional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -197,71 +198,124 @@ bool ha_tidesdb::inplace_alter_table(TABLE* altered_table, Alter_inplace_info* i
   auto* alter = static_cast<InplaceAlter*>(info->handler_ctx);
   if (alter == nullptr || alter->built_keys.empty()) return false;
   THD* thd = ha_thd();
-  // The rows committed now, through an iterator's snapshot. Writes go on meanwhile: each
-  // logs the rows it changes (IndexBuild), and the commit revisits those, so an entry
-  // written here for a row changed since is corrected there.
+  // The rows committed now, through a snapshot. Writes go on meanwhile: each logs the rows
+  // it changes (IndexBuild), and the commit revisits those, so an entry written here for a
+  // row changed since is corrected there.
   std::vector<KeyCodec> codecs(altered_table->s->keys);
   for (uint k = 0; k < altered_table->s->keys; k++) codecs[k].init(altered_table, k);
   const uint primary_key = altered_table->s->primary_key;
   std::vector<tidesdb::ColumnFamilyHandle*> cfs;
   for (uint k : alter->built_keys) cfs.push_back(index_column_family(alter->index_ids[k]));
-  // UNIQUE entries keyed by their parts alone, written but not yet visible in the column
-  // family (one batch's worth), per built key.
-  std::vector<std::unordered_set<std::string>> pending(alter->built_keys.size());
+  // UNIQUE entries keyed by their parts alone, per built key: two rows of one value write
+  // one library key, so fewer such keys in the column family than entries written means a
+  // duplicate (counted once the rows are read, rather than looked up row by row).
+  std::vector<uint64_t> alone_written(alter->built_keys.size(), 0);
 
   tidesdb::WriteBatch batch;
+  // Straight to the database, past the transaction layer's locks and commit records (nobody
+  // else writes these column families, nor reads them, until the commit), and past the
+  // WAL: the column families are flushed to synced files before the commit names them, and
+  // a crash before that leaves them to the startup, which drops what no table names.
+  tidesdb::WriteOptions unlogged;
+  unlogged.disable_wal = true;
   auto flush = [&]() {
     tidesdb::Status s;
-    if (batch.Count() != 0) s = transaction_db()->Write(tidesdb::WriteOptions(), &batch);
+    if (batch.Count() != 0) s = base_db()->Write(unlogged, &batch);
     batch.Clear();
-    for (auto& p : pending) p.clear();
     crash_point("alter_indexes_during_build");
     return s;
   };
+  const tidesdb::Snapshot* snapshot = base_db()->GetSnapshot();
+  struct Release {
+    const tidesdb::Snapshot* snapshot;
+    ~Release() { base_db()->ReleaseSnapshot(snapshot); }
+  } release{snapshot};
   auto fail = [&](const tidesdb::Status& s) {
     ha_error_from_status(s, "ALTER TABLE", thd);
     return true;
   };
   tidesdb::ReadOptions ro;
   ro.fill_cache = false;
+  ro.snapshot = snapshot;
   const ha_rows estimate = std::max<ha_rows>(1, stats.records);
   ha_rows done = 0;
   std::string pk, key, value, found;
   uchar* record = altered_table->record[0];
-  auto it = base_db()->NewIterator(ro, data_cf());
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    if (decode_row(altered_table, std::string_view(it->value().data(), it->value().size()), record) != 0) {
-      my_error(ER_INTERNAL_ERROR, MYF(0), "TidesDB: ALTER TABLE found a row it cannot decode");
-      return true;
-    }
-    pk.assign(it->key().data(), it->key().size());
-    for (size_t b = 0; b < alter->built_keys.size(); b++) {
-      const uint k = alter->built_keys[b];
-      if (tidesql::encode_index_entry(codecs, primary_key, k, record, pk, &key, &value)) {
-        tidesdb::Status s = base_db()->Get(ro, cfs[b], key, &found);
-        if (s.ok() || !pending[b].insert(key).second) {
-          print_keydup_error(altered_table, &altered_table->key_info[k], MYF(0));
-          return true;
-        }
-        if (!s.IsNotFound()) return fail(s);
-      }
-      batch.Put(cfs[b], key, value);
-    }
-    if (batch.ApproximateSize() >= kBuildBatchBytes) {
-      tidesdb::Status s = flush();
-      if (!s.ok()) return fail(s);
-    }
-    if (++done % 1024 == 0) {
-      thd_progress_report(thd, done, std::max(estimate, done));
-      if (thd_killed(thd)) {
-        thd->send_kill_message();
+  // Calls fn(slot, parts_alone) for each built index's entry of each row, in key order.
+  auto for_each_entry = [&](const std::function<bool(size_t, bool)>& fn) -> bool {
+    auto it = base_db()->NewIterator(ro, data_cf());
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      if (decode_row(altered_table, std::string_view(it->value().data(), it->value().size()), record) != 0) {
+        my_error(ER_INTERNAL_ERROR, MYF(0), "TidesDB: ALTER TABLE found a row it cannot decode");
         return true;
       }
+      pk.assign(it->key().data(), it->key().size());
+      for (size_t b = 0; b < alter->built_keys.size(); b++) {
+        const bool alone =
+            tidesql::encode_index_entry(codecs, primary_key, alter->built_keys[b], record, pk, &key, &value);
+        if (fn(b, alone)) return true;
+      }
+      if (++done % 1024 == 0) {
+        thd_progress_report(thd, done, std::max(estimate, done));
+        if (thd_killed(thd)) {
+          thd->send_kill_message();
+          return true;
+        }
+      }
     }
-  }
-  if (!it->status().ok()) return fail(it->status());
+    if (!it->status().ok()) return fail(it->status());
+    return false;
+  };
+
+  if (for_each_entry([&](size_t b, bool alone) {
+        if (alone) alone_written[b]++;
+        batch.Put(cfs[b], key, value);
+        if (batch.ApproximateSize() < kBuildBatchBytes) return false;
+        tidesdb::Status s = flush();
+        return !s.ok() && fail(s);
+      }))
+    return true;
   tidesdb::Status s = flush();
   if (!s.ok()) return fail(s);
+
+  for (size_t b = 0; b < alter->built_keys.size(); b++) {
+    if (alone_written[b] == 0) continue;
+    const KeyCodec& codec = codecs[alter->built_keys[b]];
+    uint64_t keys = 0;
+    // The entries as written (after the snapshot the rows are read at).
+    tidesdb::ReadOptions latest;
+    latest.fill_cache = false;
+    auto it = base_db()->NewIterator(latest, cfs[b]);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      bool any_null = false;
+      std::string_view k(it->key().data(), it->key().size());
+      if (codec.parts_length(k, codec.parts(), &any_null) == k.size()) keys++;
+    }
+    if (!it->status().ok()) return fail(it->status());
+    if (keys == alone_written[b]) continue;
+    // A duplicate: find a row whose value's entry names another row, to report it.
+    done = 0;
+    bool reported = false;
+    if (for_each_entry([&](size_t slot, bool alone) {
+          if (slot != b || !alone) return false;
+          tidesdb::Status st = base_db()->Get(latest, cfs[b], key, &found);
+          if (!st.ok()) return !st.IsNotFound() && fail(st);
+          std::string_view v = found;
+          uint64_t length;
+          if (get_varint(&v, &length) && length <= v.size() && v.substr(0, length) == pk) return false;
+          print_keydup_error(altered_table, &altered_table->key_info[alter->built_keys[b]], MYF(0));
+          reported = true;
+          return true;
+        }))
+      return true;
+    if (!reported)
+      my_error(ER_DUP_ENTRY, MYF(0), "?", altered_table->key_info[alter->built_keys[b]].name.str);
+    return true;
+  }
+  for (tidesdb::ColumnFamilyHandle* cf : cfs) {
+    s = base_db()->Flush(tidesdb::FlushOptions(), cf);
+    if (!s.ok()) return fail(s);
+  }
   while (sysvars.debug_pause_index_build && !thd_killed(thd)) my_sleep(10000);
   return false;
 }
@@ -319,7 +373,7 @@ bool ha_tidesdb::apply_index_build_log(TABLE* altered_table, inplace_alter_handl
   };
   auto flush = [&]() {
     tidesdb::Status s;
-    if (batch.Count() != 0) s = transaction_db()->Write(tidesdb::WriteOptions(), &batch);
+    if (batch.Count() != 0) s = base_db()->Write(tidesdb::WriteOptions(), &batch);
     batch.Clear();
     return s;
   };
