@@ -37,7 +37,7 @@ test:
 	@ASAN=$(ASAN) scripts/test.sh $(BUILD_DIR)
 
 # The whole stock rpl suite with TidesDB as the default engine of every server (make test runs
-# a subset of it): most of an hour on two cores. Logs in BUILD_DIR/test-logs/stock/tidesdb/.
+# a subset of it): about 25 minutes on two cores. Logs in BUILD_DIR/test-logs/stock/tidesdb/.
 test-rpl:
 	@$(MAKE) --no-print-directory build || { echo "test-rpl: the build failed"; echo "0 passed, 1 failed"; exit 1; }
 	@scripts/stock-suites.sh $(BUILD_DIR) --suites=rpl

@@ -18,12 +18,12 @@
 #                                 (partition_basic_innodb, ...), which test that engine
 #   rpl                           the same way (overlay mysql-test/plugin/tidesdb/rpl: TidesDB
 #                                 the default engine of every server of a test; the row and
-#                                 mixed combinations), every test; most of an hour per engine
-#                                 on two cores, so run only when named
+#                                 mixed combinations), every test; about 25 minutes on two
+#                                 cores, so run only when named
 #
 # LIST is comma-separated, from the eight names above (default: all but rpl). --subset runs
 # only a few representative tests of each suite (a smoke run of a minute or two; for rpl the
-# subset make test runs, about five minutes). --pessimistic
+# subset make test runs, about three minutes). --pessimistic
 # starts the servers with --tidesdb-pessimistic-locking=ON. Arguments after -- go to
 # mysql-test-run unchanged.
 #
@@ -102,6 +102,21 @@ subset_of() {
       type_blob type_enum vcol" ;;
     storage_engine/parts) echo "alter_table check_table checksum_table optimize_table" ;;
     parts) echo "alter_table partition_exch_qa_2 reorganize show_create" ;;
+    # rpl: tests whose tables are of the default engine, so TidesDB's (most of the suite's
+    # transaction, parallel-replica and crash tests name InnoDB, or need a debug server):
+    # row-based DML and DDL, conflicts and idempotent apply, UNTIL, row images, RESET SLAVE,
+    # temporary tables, XA, GTID, semisync. About three minutes.
+    rpl) echo "rpl_row_001 rpl_multi_update rpl_multi_update2 rpl_multi_update3 rpl_multi_update4
+      rpl_multi_delete rpl_multi_delete2 rpl_update rpl_delete_no_where rpl_insert_ignore
+      rpl_insert_id rpl_insert_id_pk rpl_auto_increment rpl_idempotency rpl_row_conflicts
+      rpl_row_until rpl_row_trig001 rpl_row_trig002 rpl_row_trig003 rpl_row_UUID rpl_row_NOW
+      rpl_row_colSize rpl_row_img_eng_min rpl_row_img_blobs rpl_row_img_sequence_full
+      rpl_row_mysqlbinlog rpl_row_reset_slave rpl_row_drop rpl_row_drop_create_temp_table
+      rpl_create_if_not_exists rpl_create_database rpl_create_drop_procedure
+      rpl_create_drop_trigger rpl_alter_extra_persistent rpl_create_drop_view rpl_drop_db rpl_xa
+      rpl_xa_gtid_pos_auto_engine rpl_gtid_misc rpl_gtid_mdev4820 rpl_gtid_mdev4485
+      rpl_semi_sync_after_sync_row rpl_semi_sync_gtid_reconnect
+      rpl_semi_sync_event_after_sync" ;;
     storage_engine/trx) echo "insert update delete level_read_committed
       level_repeatable_read cons_snapshot_repeatable_read xa" ;;
   esac

@@ -8,9 +8,9 @@
 # sanitizer builds), the engine's mysql-test-run suite mysql-test/tidesdb, MariaDB's stock
 # engine suites against TidesDB (scripts/stock-suites.sh: engines/funcs and engines/iuds in
 # both locking modes; storage_engine judged against InnoDB by scripts/compare-rejects.py;
-# binlog with TidesDB as the default engine), the randomized differential test against
-# InnoDB and the SQL-level tests of tests/sql/ (crash, binlog crash, replication, backup,
-# seed configuration, disk full). mysql-test-run writes results and .reject files next to
+# binlog with TidesDB as the default engine; a subset of rpl), the randomized differential
+# test against InnoDB and the SQL-level tests of tests/sql/ (crash, binlog crash,
+# replication, backup, seed configuration, disk full). mysql-test-run writes results and .reject files next to
 # the tests it runs, so it runs from a private copy of the installed test tree,
 # BUILD_DIR/mtr/mysql-test, never from /usr/share. The copy's suite/tidesdb is a link to
 # the repository's mysql-test/tidesdb, so --record updates the recorded results in the
@@ -169,6 +169,14 @@ run_stock_suites() {
   log=$LOGS/stock-parts.log
   "$ROOT/scripts/stock-suites.sh" "$BUILD" --suites=parts 2>&1 | tee "$log"
   add_counts "stock suite parts" "$log"
+  # A subset of the rpl suite (about three minutes; the whole suite, about 25 minutes, is make
+  # test-rpl) with TidesDB as the default engine of the primary and the replica: tests that
+  # replicate tables of the default engine, so TidesDB's (the overlay
+  # mysql-test/plugin/tidesdb/rpl; the list is scripts/stock-suites.sh's subset_of rpl).
+  echo "=== stock suite rpl (a subset) with TidesDB as the default engine ==="
+  log=$LOGS/stock-rpl.log
+  "$ROOT/scripts/stock-suites.sh" "$BUILD" --suites=rpl --subset 2>&1 | tee "$log"
+  add_counts "stock suite rpl (subset)" "$log"
   # storage_engine's recorded results are stale in this server release (InnoDB fails about
   # half): a TidesDB failure counts only where its output differs from InnoDB's.
   echo "=== stock suite storage_engine (+ parts, trx) on TidesDB and InnoDB ==="
