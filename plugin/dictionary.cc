@@ -29,8 +29,9 @@ constexpr char kNextIdKey[] = "N";
 constexpr char kTablePrefix = 'T';
 constexpr char kStatsPrefix = 'S';
 constexpr uint64_t kDictionaryVersion = 1;
-// 2: the .frm version follows the AUTO_INCREMENT start.
-constexpr uint64_t kTableDefVersion = 2;
+// 2: the .frm version follows the AUTO_INCREMENT start. 3: then the schema history
+// (instant ADD COLUMN).
+constexpr uint64_t kTableDefVersion = 3;
 constexpr uint64_t kTableStatsVersion = 1;
 constexpr char kDictionaryCf[] = "tidesql-dictionary";
 constexpr char kIndexCfPrefix[] = "idx-";
@@ -59,6 +60,19 @@ std::string encode_table_def(const TableDef& def) {
   put_varint(&v, def.auto_increment_start);
   put_varint(&v, def.frm_version.size());
   v.append(def.frm_version);
+  put_varint(&v, def.old_versions.size());
+  for (const TableDef::SchemaVersion& o : def.old_versions) {
+    put_varint(&v, o.version);
+    put_varint(&v, o.stored_columns);
+    put_varint(&v, o.null_bytes);
+  }
+  put_varint(&v, def.added_columns.size());
+  for (const TableDef::AddedColumn& a : def.added_columns) {
+    put_varint(&v, a.stored_index);
+    v.push_back(a.is_null ? 1 : 0);
+    put_varint(&v, a.packed.size());
+    v.append(a.packed);
+  }
   return v;
 }
 
@@ -85,6 +99,31 @@ tidesdb::Status decode_table_def(std::string_view v, TableDef* def) {
     if (!get_varint(&v, &length) || length > v.size())
       return tidesdb::Status::Corruption("dictionary: malformed table record");
     def->frm_version.assign(v.substr(0, length));
+    v.remove_prefix(length);
+  }
+  def->old_versions.clear();
+  def->added_columns.clear();
+  if (version >= 3) {
+    const auto malformed = tidesdb::Status::Corruption("dictionary: malformed table record (schema history)");
+    uint64_t n, a, b, c;
+    if (!get_varint(&v, &n) || n > 65536) return malformed;
+    for (uint64_t i = 0; i < n; i++) {
+      if (!get_varint(&v, &a) || !get_varint(&v, &b) || !get_varint(&v, &c)) return malformed;
+      def->old_versions.push_back(
+          {static_cast<uint32_t>(a), static_cast<uint32_t>(b), static_cast<uint32_t>(c)});
+    }
+    if (!get_varint(&v, &n) || n > 65536) return malformed;
+    for (uint64_t i = 0; i < n; i++) {
+      TableDef::AddedColumn col;
+      if (!get_varint(&v, &a) || v.empty()) return malformed;
+      col.stored_index = static_cast<uint32_t>(a);
+      col.is_null = v[0] != 0;
+      v.remove_prefix(1);
+      if (!get_varint(&v, &b) || b > v.size()) return malformed;
+      col.packed.assign(v.substr(0, b));
+      v.remove_prefix(b);
+      def->added_columns.push_back(std::move(col));
+    }
   }
   return tidesdb::Status::OK();
 }
@@ -394,6 +433,27 @@ tidesdb::Status dictionary_set_frm_version(const std::string& name, const std::s
   s = txn->Put(dictionary_cf, table_key(name), encode_table_def(def));
   if (s.ok()) s = txn->Commit();
   return s;
+}
+
+tidesdb::Status dictionary_set_schema(const std::string& name, const TableDef& def,
+                                      const std::string& frm_version) {
+  std::lock_guard<std::mutex> guard(ddl_mutex);
+  auto txn = begin_ddl_transaction();
+  TableDef current;
+  tidesdb::Status s = lock_table_def(txn.get(), name, &current);
+  if (!s.ok()) return s;
+  if (current.table_id != def.table_id)
+    return tidesdb::Status::InvalidArgument("the table changed meanwhile", name);
+  TableDef updated = current;
+  updated.schema_version = def.schema_version;
+  updated.old_versions = def.old_versions;
+  updated.added_columns = def.added_columns;
+  updated.frm_version = frm_version;
+  s = txn->Put(dictionary_cf, table_key(name), encode_table_def(updated));
+  if (s.ok()) s = txn->Commit();
+  if (!s.ok()) return s;
+  crash_point("alter_columns_after_commit");
+  return tidesdb::Status::OK();
 }
 
 std::vector<std::string> dictionary_table_names(const std::string& prefix) {

@@ -35,6 +35,34 @@ struct TableDef {
   // by an in-place ALTER's commit; empty when not known (entries of format version 1). DDL
   // recovery compares it with an interrupted ALTER's new .frm (handlerton::check_version).
   std::string frm_version;
+
+  // Instant ADD COLUMN (ha_tidesdb_alter.cc) appends stored columns without rewriting the
+  // rows: a row written at an earlier schema version holds only that version's columns.
+  // Per earlier version, its stored columns (a prefix of today's, in column order) and its
+  // null bitmap's length; per column added since, the value rows written before it hold.
+  struct SchemaVersion {
+    uint32_t version = 0;
+    uint32_t stored_columns = 0;
+    uint32_t null_bytes = 0;
+  };
+  std::vector<SchemaVersion> old_versions;
+  struct AddedColumn {
+    uint32_t stored_index = 0;  // among the stored columns, in column order
+    bool is_null = false;
+    std::string packed;  // Field::pack of the value, unless is_null
+  };
+  std::vector<AddedColumn> added_columns;
+
+  const SchemaVersion* old_version(uint32_t v) const {
+    for (const SchemaVersion& o : old_versions)
+      if (o.version == v) return &o;
+    return nullptr;
+  }
+  const AddedColumn* added_column(uint32_t stored_index) const {
+    for (const AddedColumn& a : added_columns)
+      if (a.stored_index == stored_index) return &a;
+    return nullptr;
+  }
 };
 
 // Persistent optimizer statistics of a table (ANALYZE TABLE), keyed by table id.
@@ -83,6 +111,10 @@ tidesdb::Status dictionary_replace_indexes(const std::string& name, const std::v
 // Drops column families no table names (a failed in-place ALTER's new indexes).
 void dictionary_drop_index_cfs(const std::vector<uint64_t>& ids);
 tidesdb::Status dictionary_set_frm_version(const std::string& name, const std::string& frm_version);
+// Instant ADD COLUMN's commit: the table's TableDef becomes `def` (its schema version and
+// history changed) with `frm_version`, in one dictionary transaction.
+tidesdb::Status dictionary_set_schema(const std::string& name, const TableDef& def,
+                                      const std::string& frm_version);
 // Every table name that starts with `prefix` (DROP DATABASE leftovers, tests).
 std::vector<std::string> dictionary_table_names(const std::string& prefix);
 

@@ -13,7 +13,7 @@
 namespace tidesql {
 
 bool ha_tidesdb::decode_for_indexes(const std::string& stored) {
-  if (decode_row(table, stored, table->record[0]) != 0) return false;
+  if (decode_row(table, share_->def, stored, table->record[0]) != 0) return false;
   if (table->vfield != nullptr) table->update_virtual_fields(this, VCOL_UPDATE_INDEXED);
   return true;
 }

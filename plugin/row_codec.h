@@ -16,6 +16,8 @@
 
 #include <table.h>
 
+#include "dictionary.h"
+
 #include <string>
 #include <string_view>
 
@@ -29,6 +31,9 @@ void encode_row(TABLE* table, const uchar* record, uint32_t schema_version, std:
 // Fills `record` from a stored row. BLOB / TEXT columns point into `value`, which must stay
 // unchanged while the record is used. Returns 0, or HA_ERR_CRASHED for a malformed row and
 // HA_ERR_WRONG_IN_RECORD for a row of an unknown format version.
-int decode_row(TABLE* table, std::string_view value, uchar* record);
+// Decodes a stored row into `record` (a row buffer of `table`). A row written at an earlier
+// schema version of `def` (instant ADD COLUMN) holds fewer columns: those added since take
+// the values def recorded for them.
+int decode_row(TABLE* table, const TableDef& def, std::string_view value, uchar* record);
 
 }  // namespace tidesql
