@@ -122,8 +122,8 @@ tidesdb::Status allocate_ids(tidesdb::Transaction* txn, uint64_t count, uint64_t
   return txn->Put(dictionary_cf, kNextIdKey, updated);
 }
 
-tidesdb::Status create_index_cfs(const std::vector<uint64_t>& ids) {
-  tidesdb::ColumnFamilyOptions options = column_family_options();
+tidesdb::Status create_index_cfs(const std::vector<uint64_t>& ids,
+                                 const tidesdb::ColumnFamilyOptions& options) {
   for (uint64_t id : ids) {
     tidesdb::ColumnFamilyHandle* handle = nullptr;
     tidesdb::Status s = base_db()->CreateColumnFamily(options, index_cf_name(id), &handle);
@@ -242,7 +242,7 @@ tidesdb::Status dictionary_startup_recovery() {
 void dictionary_shutdown() { dictionary_cf = nullptr; }
 
 tidesdb::Status dictionary_create_table(const std::string& name, unsigned keys, const TableDef& shape,
-                                        TableDef* created) {
+                                        const tidesdb::ColumnFamilyOptions& options, TableDef* created) {
   std::lock_guard<std::mutex> guard(ddl_mutex);
   auto txn = begin_ddl_transaction();
   std::string existing;
@@ -257,7 +257,7 @@ tidesdb::Status dictionary_create_table(const std::string& name, unsigned keys, 
   def.table_id = first;
   def.index_ids.clear();
   for (uint64_t i = 0; i < cfs; i++) def.index_ids.push_back(first + 1 + i);
-  s = create_index_cfs(def.index_ids);
+  s = create_index_cfs(def.index_ids, options);
   if (s.ok()) {
     crash_point("create_table_after_column_families");
     s = txn->Put(dictionary_cf, table_key(name), encode_table_def(def));
@@ -311,7 +311,7 @@ tidesdb::Status dictionary_rename_table(const std::string& from, const std::stri
 }
 
 tidesdb::Status dictionary_truncate_table(const std::string& name, uint64_t auto_increment_start,
-                                          TableDef* renewed) {
+                                          const tidesdb::ColumnFamilyOptions& options, TableDef* renewed) {
   std::lock_guard<std::mutex> guard(ddl_mutex);
   auto txn = begin_ddl_transaction();
   TableDef old_def;
@@ -323,7 +323,7 @@ tidesdb::Status dictionary_truncate_table(const std::string& name, uint64_t auto
   if (!s.ok()) return s;
   for (size_t i = 0; i < def.index_ids.size(); i++) def.index_ids[i] = first + i;
   def.auto_increment_start = auto_increment_start;
-  s = create_index_cfs(def.index_ids);
+  s = create_index_cfs(def.index_ids, options);
   if (s.ok()) s = txn->Put(dictionary_cf, table_key(name), encode_table_def(def));
   if (s.ok()) s = txn->Commit();
   if (!s.ok()) {
@@ -350,6 +350,11 @@ tidesdb::Status dictionary_set_auto_increment(const std::string& name, uint64_t 
 }
 
 tidesdb::Status dictionary_reserve_index_cfs(size_t count, std::vector<uint64_t>* ids) {
+  return dictionary_reserve_index_cfs(count, column_family_options(), ids);
+}
+
+tidesdb::Status dictionary_reserve_index_cfs(size_t count, const tidesdb::ColumnFamilyOptions& options,
+                                             std::vector<uint64_t>* ids) {
   std::lock_guard<std::mutex> guard(ddl_mutex);
   auto txn = begin_ddl_transaction();
   uint64_t first = 0;
@@ -358,7 +363,7 @@ tidesdb::Status dictionary_reserve_index_cfs(size_t count, std::vector<uint64_t>
   if (!s.ok()) return s;
   ids->clear();
   for (size_t i = 0; i < count; i++) ids->push_back(first + i);
-  s = create_index_cfs(*ids);
+  s = create_index_cfs(*ids, options);
   if (!s.ok()) drop_index_cfs(*ids);
   return s;
 }
