@@ -62,28 +62,32 @@ std::string encode_table_def(const TableDef& def) {
   return v;
 }
 
-tidesdb::Status decode_table_def(std::string_view v, TableDef* def) {
+// `name` is the table's, for the messages.
+tidesdb::Status decode_table_def(std::string_view v, const std::string& name, TableDef* def) {
+  auto malformed = [&name]() {
+    return tidesdb::Status::Corruption("dictionary: malformed entry of table " + name);
+  };
   uint64_t version, table_id, schema_version, flags, count;
-  if (!get_varint(&v, &version)) return tidesdb::Status::Corruption("dictionary: truncated table record");
+  if (!get_varint(&v, &version)) return malformed();
   if (version > kTableDefVersion)
-    return tidesdb::Status::NotSupported("dictionary: table record of a newer format version");
+    return tidesdb::Status::NotSupported(
+        "the dictionary entry of table " + name + " has format version " + std::to_string(version) +
+        ", written by a newer TideSQL; this build reads versions up to " + std::to_string(kTableDefVersion));
   if (!get_varint(&v, &table_id) || !get_varint(&v, &schema_version) || !get_varint(&v, &flags) ||
       !get_varint(&v, &count) || count > 65536)
-    return tidesdb::Status::Corruption("dictionary: malformed table record");
+    return malformed();
   def->table_id = table_id;
   def->schema_version = static_cast<uint32_t>(schema_version);
   def->hidden_pk = flags & 1;
   def->temporary = flags & 2;
   def->index_ids.resize(count);
   for (auto& id : def->index_ids)
-    if (!get_varint(&v, &id)) return tidesdb::Status::Corruption("dictionary: malformed table record");
-  if (!get_varint(&v, &def->auto_increment_start))
-    return tidesdb::Status::Corruption("dictionary: malformed table record");
+    if (!get_varint(&v, &id)) return malformed();
+  if (!get_varint(&v, &def->auto_increment_start)) return malformed();
   def->frm_version.clear();
   if (version >= 2) {
     uint64_t length;
-    if (!get_varint(&v, &length) || length > v.size())
-      return tidesdb::Status::Corruption("dictionary: malformed table record");
+    if (!get_varint(&v, &length) || length > v.size()) return malformed();
     def->frm_version.assign(v.substr(0, length));
   }
   return tidesdb::Status::OK();
@@ -94,7 +98,7 @@ tidesdb::Status lock_table_def(tidesdb::Transaction* txn, const std::string& nam
   std::string value;
   tidesdb::Status s = txn->GetForUpdate(dictionary_cf, table_key(name), &value);
   if (!s.ok()) return s;
-  return decode_table_def(value, def);
+  return decode_table_def(value, name, def);
 }
 
 std::unique_ptr<tidesdb::Transaction> begin_ddl_transaction() {
@@ -205,9 +209,11 @@ tidesdb::Status dictionary_startup_recovery() {
       tidesdb::Slice k = it->key();
       if (k.size() == 0 || k[0] != kTablePrefix) break;
       TableDef def;
-      s = decode_table_def(std::string_view(it->value().data(), it->value().size()), &def);
-      if (!s.ok()) return s;
       std::string name(k.data() + 1, k.size() - 1);
+      // A table this build cannot read fails the startup: its column families cannot be
+      // told from leftovers, and dropping them would lose the table.
+      s = decode_table_def(std::string_view(it->value().data(), it->value().size()), name, &def);
+      if (!s.ok()) return s;
       if (def.temporary)
         temporary.emplace_back(name, def);
       else
@@ -277,7 +283,7 @@ tidesdb::Status dictionary_load_table(const std::string& name, TableDef* def) {
   std::string value;
   tidesdb::Status s = base_db()->Get(tidesdb::ReadOptions(), dictionary_cf, table_key(name), &value);
   if (!s.ok()) return s;
-  return decode_table_def(value, def);
+  return decode_table_def(value, name, def);
 }
 
 tidesdb::Status dictionary_drop_table(const std::string& name) {
@@ -433,8 +439,14 @@ tidesdb::Status dictionary_load_stats(uint64_t table_id, TableStats* stats) {
   if (!s.ok()) return s;
   std::string_view v = value;
   uint64_t version, keys;
-  if (!get_varint(&v, &version) || version > kTableStatsVersion || !get_varint(&v, &stats->rows) ||
-      !get_varint(&v, &keys) || keys > 65536)
+  if (!get_varint(&v, &version))
+    return tidesdb::Status::Corruption("dictionary: malformed statistics record");
+  if (version > kTableStatsVersion)
+    return tidesdb::Status::NotSupported("the statistics have format version " + std::to_string(version) +
+                                         ", written by a newer TideSQL; this build reads versions up to " +
+                                         std::to_string(kTableStatsVersion) +
+                                         " (ANALYZE TABLE rewrites them)");
+  if (!get_varint(&v, &stats->rows) || !get_varint(&v, &keys) || keys > 65536)
     return tidesdb::Status::Corruption("dictionary: malformed statistics record");
   stats->rec_per_key.resize(keys);
   for (auto& key : stats->rec_per_key) {

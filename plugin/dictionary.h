@@ -61,7 +61,8 @@ void dictionary_shutdown();
 // taken.
 tidesdb::Status dictionary_create_table(const std::string& name, unsigned keys, const TableDef& shape,
                                         const tidesdb::ColumnFamilyOptions& options, TableDef* created);
-// NotFound if the dictionary has no table of that name.
+// NotFound if the dictionary has no table of that name; NotSupported (naming the table) if
+// a newer TideSQL wrote its entry.
 tidesdb::Status dictionary_load_table(const std::string& name, TableDef* def);
 // Forgets the table and drops its column families (their files are deleted).
 tidesdb::Status dictionary_drop_table(const std::string& name);
@@ -93,6 +94,7 @@ tidesdb::Status dictionary_set_frm_version(const std::string& name, const std::s
 std::vector<std::string> dictionary_table_names(const std::string& prefix);
 
 tidesdb::Status dictionary_save_stats(uint64_t table_id, const TableStats& stats);
+// NotFound if none were saved; NotSupported if a newer TideSQL wrote them.
 tidesdb::Status dictionary_load_stats(uint64_t table_id, TableStats* stats);
 
 // The column family of an index id (nullptr if it does not exist).

@@ -127,7 +127,13 @@ int ha_tidesdb::load_share(const char* name) {
       unlock_shared_ha_data();
       return error;
     }
-    share->stats_loaded = dictionary_load_stats(share->def.table_id, &share->stats).ok();
+    tidesdb::Status stats = dictionary_load_stats(share->def.table_id, &share->stats);
+    share->stats_loaded = stats.ok();
+    // The table works without them (the optimizer then estimates); ANALYZE TABLE writes
+    // them anew.
+    if (!stats.ok() && !stats.IsNotFound())
+      sql_print_warning("TidesDB: the optimizer statistics of %s are not used: %s", share->name.c_str(),
+                        stats.ToString().c_str());
     share->counters = table_counters(share->def.table_id);
     share_ = share.release();
     set_ha_share_ptr(share_);

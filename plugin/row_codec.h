@@ -28,7 +28,8 @@ void encode_row(TABLE* table, const uchar* record, uint32_t schema_version, std:
 
 // Fills `record` from a stored row. BLOB / TEXT columns point into `value`, which must stay
 // unchanged while the record is used. Returns 0, or HA_ERR_CRASHED for a malformed row and
-// HA_ERR_WRONG_IN_RECORD for a row of an unknown format version.
+// HA_ERR_TIDESDB_REPORTED for a row of an unknown format version (the error, naming the
+// table and the version, is reported).
 int decode_row(TABLE* table, std::string_view value, uchar* record);
 
 }  // namespace tidesql
