@@ -21,6 +21,7 @@
 #include "row_codec.h"
 #include "status.h"
 #include "sysvars.h"
+#include "table_options.h"
 
 namespace tidesql {
 
@@ -116,6 +117,10 @@ enum_alter_inplace_result ha_tidesdb::check_if_supported_inplace_alter(TABLE* al
                                                                        Alter_inplace_info* info) {
   const alter_table_operations flags = info->handler_flags;
   if (flags & ~(kMetadataOnlyAlters | kIndexAlters | kColumnAdds)) return HA_ALTER_INPLACE_NOT_SUPPORTED;
+  // A column family's options cannot change once it is made: a changed table option
+  // (COMPRESSION=, BLOOM_FPR=, ...) rebuilds the table through the copy path.
+  if ((flags & ALTER_CHANGE_CREATE_OPTION) && table_options_differ(table->s, info->create_info))
+    return HA_ALTER_INPLACE_NOT_SUPPORTED;
   // Of the table options only the comment is metadata alone (AUTO_INCREMENT= sets the
   // engine's counter, ENGINE= and ROW_FORMAT= ask for a rebuild).
   if ((flags & ALTER_CHANGE_CREATE_OPTION) && (info->create_info->used_fields & ~HA_CREATE_USED_COMMENT))
@@ -187,7 +192,11 @@ bool ha_tidesdb::prepare_inplace_alter_table(TABLE* altered_table, Alter_inplace
   std::vector<uint64_t> fresh;
   if (info->index_add_count != 0) {
     // One more for the log of the writes made while the indexes are built.
-    tidesdb::Status s = dictionary_reserve_index_cfs(info->index_add_count + 1, &fresh);
+    // The table's options (a changed one would have sent the ALTER to the copy path).
+    tidesdb::Status s = dictionary_reserve_index_cfs(
+        info->index_add_count + 1,
+        table_column_family_options(info->create_info->option_list, info->create_info->option_struct),
+        &fresh);
     if (!s.ok()) {
       ha_error_from_status(s, "ALTER TABLE", ha_thd());
       return true;

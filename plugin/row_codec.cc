@@ -1,8 +1,10 @@
 #include "row_codec.h"
 
 #include <field.h>
+#include <mysqld_error.h>
 
 #include "coding.h"
+#include "engine.h"
 
 namespace tidesql {
 
@@ -34,7 +36,16 @@ void encode_row(TABLE* table, const uchar* record, uint32_t schema_version, std:
 int decode_row(TABLE* table, const TableDef& def, std::string_view value, uchar* record) {
   TABLE_SHARE* share = table->s;
   if (value.empty()) return HA_ERR_CRASHED;
-  if (static_cast<uint8_t>(value[0]) != kRowFormatVersion) return HA_ERR_WRONG_IN_RECORD;
+  if (static_cast<uint8_t>(value[0]) != kRowFormatVersion) {
+    // Named here, where the table and the version are known; the server's own message for
+    // the code says only "wrong record".
+    my_printf_error(ER_GET_ERRMSG,
+                    "TidesDB: a row of table %s.%s has row format version %u, which this build does "
+                    "not read (it reads version %u): written by a newer TideSQL, or damaged",
+                    MYF(0), share->db.str, share->table_name.str, static_cast<uint8_t>(value[0]),
+                    kRowFormatVersion);
+    return HA_ERR_TIDESDB_REPORTED;
+  }
   value.remove_prefix(1);
   uint64_t schema_version;
   if (!get_varint(&value, &schema_version)) return HA_ERR_CRASHED;
