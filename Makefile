@@ -16,7 +16,7 @@ CMAKE_FLAGS := -DMARIADB_HEADERS_DIR=$(HEADERS_DIR)
 endif
 
 .PHONY: deps headers configure build test run stop clean format bench-kv bench-sql package \
-  test-full
+  test-full test-rpl
 
 deps:
 	@scripts/install-deps.sh
@@ -35,6 +35,12 @@ build: configure
 test:
 	@$(MAKE) --no-print-directory build || { echo "test: the build failed"; echo "0 passed, 1 failed"; exit 1; }
 	@ASAN=$(ASAN) scripts/test.sh $(BUILD_DIR)
+
+# The whole stock rpl suite with TidesDB as the default engine of every server (make test runs
+# a subset of it): most of an hour on two cores. Logs in BUILD_DIR/test-logs/stock/tidesdb/.
+test-rpl:
+	@$(MAKE) --no-print-directory build || { echo "test-rpl: the build failed"; echo "0 passed, 1 failed"; exit 1; }
+	@scripts/stock-suites.sh $(BUILD_DIR) --suites=rpl
 
 # The Debian package mariadb-plugin-tidesdb, built against the installed server with Debian's
 # compiler flags in its own tree (PACKAGE_BUILD_DIR), in PACKAGE_BUILD_DIR/package/

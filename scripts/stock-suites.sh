@@ -16,9 +16,14 @@
 #   parts                         the same way (overlay mysql-test/plugin/tidesdb/parts), its
 #                                 engine-agnostic tests only: those not named for an engine
 #                                 (partition_basic_innodb, ...), which test that engine
+#   rpl                           the same way (overlay mysql-test/plugin/tidesdb/rpl: TidesDB
+#                                 the default engine of every server of a test; the row and
+#                                 mixed combinations), every test; most of an hour per engine
+#                                 on two cores, so run only when named
 #
-# LIST is comma-separated, from the seven names above (default: all). --subset runs only a
-# few representative tests of each suite (a smoke run of a minute or two). --pessimistic
+# LIST is comma-separated, from the eight names above (default: all but rpl). --subset runs
+# only a few representative tests of each suite (a smoke run of a minute or two; for rpl the
+# subset make test runs, about five minutes). --pessimistic
 # starts the servers with --tidesdb-pessimistic-locking=ON. Arguments after -- go to
 # mysql-test-run unchanged.
 #
@@ -43,6 +48,7 @@ JOBS=${TEST_JOBS:-2}
 TESTCASE_TIMEOUT=${TEST_TESTCASE_TIMEOUT:-5} # minutes, per test
 SUITE_TIMEOUT=${TEST_SUITE_TIMEOUT:-120}     # minutes, per suite
 ALL_SUITES=engines/funcs,engines/iuds,storage_engine,storage_engine/parts,storage_engine/trx,binlog,parts
+KNOWN_SUITES=$ALL_SUITES,rpl
 
 usage() {
   sed -n '2,3p' "$0" | sed 's/^# //' >&2
@@ -118,7 +124,7 @@ reject_dirs() {
   case "$1" in
     engines/*) echo "$TESTS/suite/$1/r" ;;
     storage_engine*) echo "$TESTS/suite/$1 $TESTS/plugin/$OVERLAY/$1" ;;
-    binlog | parts) echo "$TESTS/suite/$1/r $TESTS/plugin/tidesdb/$1" ;;
+    binlog | parts | rpl) echo "$TESTS/suite/$1/r $TESTS/plugin/tidesdb/$1" ;;
   esac
 }
 
@@ -171,7 +177,7 @@ run_suite() {
       # The overlay's suite.opt loads the engine.
       args+=(--suite="$suite-$OVERLAY")
       ;;
-    binlog | parts)
+    binlog | parts | rpl)
       if [ "$ENGINE" = TidesDB ]; then
         args+=(--suite="$suite-tidesdb")
       else
@@ -179,7 +185,7 @@ run_suite() {
       fi
       ;;
     *)
-      echo "stock-suites: unknown suite $suite (one of $ALL_SUITES)" >&2
+      echo "stock-suites: unknown suite $suite (one of $KNOWN_SUITES)" >&2
       failures+=("$suite: unknown suite")
       total_failed=$((total_failed + 1))
       return
