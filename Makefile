@@ -36,8 +36,8 @@ test:
 	@$(MAKE) --no-print-directory build || { echo "test: the build failed"; echo "0 passed, 1 failed"; exit 1; }
 	@ASAN=$(ASAN) scripts/test.sh $(BUILD_DIR)
 
-# The whole stock rpl suite with TidesDB as the default engine of every server (make test runs
-# a subset of it): most of an hour on two cores. Logs in BUILD_DIR/test-logs/stock/tidesdb/.
+# The whole stock rpl suite with TidesDB as the default engine of every server (not in make
+# test yet): most of an hour on two cores. Logs in BUILD_DIR/test-logs/stock/tidesdb/.
 test-rpl:
 	@$(MAKE) --no-print-directory build || { echo "test-rpl: the build failed"; echo "0 passed, 1 failed"; exit 1; }
 	@scripts/stock-suites.sh $(BUILD_DIR) --suites=rpl

@@ -22,8 +22,8 @@
 #                                 on two cores, so run only when named
 #
 # LIST is comma-separated, from the eight names above (default: all but rpl). --subset runs
-# only a few representative tests of each suite (a smoke run of a minute or two; for rpl the
-# subset make test runs, about five minutes). --pessimistic
+# only a few representative tests of each suite (a smoke run of a minute or two; none yet
+# for rpl). --pessimistic
 # starts the servers with --tidesdb-pessimistic-locking=ON. Arguments after -- go to
 # mysql-test-run unchanged.
 #
