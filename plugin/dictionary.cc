@@ -29,8 +29,9 @@ constexpr char kNextIdKey[] = "N";
 constexpr char kTablePrefix = 'T';
 constexpr char kStatsPrefix = 'S';
 constexpr uint64_t kDictionaryVersion = 1;
-// 2: the .frm version follows the AUTO_INCREMENT start.
-constexpr uint64_t kTableDefVersion = 2;
+// 2: the .frm version follows the AUTO_INCREMENT start. 3: then the schema history
+// (instant ADD COLUMN).
+constexpr uint64_t kTableDefVersion = 3;
 constexpr uint64_t kTableStatsVersion = 1;
 constexpr char kDictionaryCf[] = "tidesql-dictionary";
 constexpr char kIndexCfPrefix[] = "idx-";
@@ -59,32 +60,74 @@ std::string encode_table_def(const TableDef& def) {
   put_varint(&v, def.auto_increment_start);
   put_varint(&v, def.frm_version.size());
   v.append(def.frm_version);
+  put_varint(&v, def.old_versions.size());
+  for (const TableDef::SchemaVersion& o : def.old_versions) {
+    put_varint(&v, o.version);
+    put_varint(&v, o.stored_columns);
+    put_varint(&v, o.null_bytes);
+  }
+  put_varint(&v, def.added_columns.size());
+  for (const TableDef::AddedColumn& a : def.added_columns) {
+    put_varint(&v, a.stored_index);
+    v.push_back(a.is_null ? 1 : 0);
+    put_varint(&v, a.packed.size());
+    v.append(a.packed);
+  }
   return v;
 }
 
-tidesdb::Status decode_table_def(std::string_view v, TableDef* def) {
+// `name` is the table's, for the messages.
+tidesdb::Status decode_table_def(std::string_view v, const std::string& name, TableDef* def) {
+  auto malformed = [&name]() {
+    return tidesdb::Status::Corruption("dictionary: malformed entry of table " + name);
+  };
   uint64_t version, table_id, schema_version, flags, count;
-  if (!get_varint(&v, &version)) return tidesdb::Status::Corruption("dictionary: truncated table record");
+  if (!get_varint(&v, &version)) return malformed();
   if (version > kTableDefVersion)
-    return tidesdb::Status::NotSupported("dictionary: table record of a newer format version");
+    return tidesdb::Status::NotSupported(
+        "the dictionary entry of table " + name + " has format version " + std::to_string(version) +
+        ", written by a newer TideSQL; this build reads versions up to " + std::to_string(kTableDefVersion));
   if (!get_varint(&v, &table_id) || !get_varint(&v, &schema_version) || !get_varint(&v, &flags) ||
       !get_varint(&v, &count) || count > 65536)
-    return tidesdb::Status::Corruption("dictionary: malformed table record");
+    return malformed();
   def->table_id = table_id;
   def->schema_version = static_cast<uint32_t>(schema_version);
   def->hidden_pk = flags & 1;
   def->temporary = flags & 2;
   def->index_ids.resize(count);
   for (auto& id : def->index_ids)
-    if (!get_varint(&v, &id)) return tidesdb::Status::Corruption("dictionary: malformed table record");
-  if (!get_varint(&v, &def->auto_increment_start))
-    return tidesdb::Status::Corruption("dictionary: malformed table record");
+    if (!get_varint(&v, &id)) return malformed();
+  if (!get_varint(&v, &def->auto_increment_start)) return malformed();
   def->frm_version.clear();
   if (version >= 2) {
     uint64_t length;
-    if (!get_varint(&v, &length) || length > v.size())
-      return tidesdb::Status::Corruption("dictionary: malformed table record");
+    if (!get_varint(&v, &length) || length > v.size()) return malformed();
     def->frm_version.assign(v.substr(0, length));
+    v.remove_prefix(length);
+  }
+  def->old_versions.clear();
+  def->added_columns.clear();
+  if (version >= 3) {
+    const auto malformed = tidesdb::Status::Corruption("dictionary: malformed table record (schema history)");
+    uint64_t n, a, b, c;
+    if (!get_varint(&v, &n) || n > 65536) return malformed;
+    for (uint64_t i = 0; i < n; i++) {
+      if (!get_varint(&v, &a) || !get_varint(&v, &b) || !get_varint(&v, &c)) return malformed;
+      def->old_versions.push_back(
+          {static_cast<uint32_t>(a), static_cast<uint32_t>(b), static_cast<uint32_t>(c)});
+    }
+    if (!get_varint(&v, &n) || n > 65536) return malformed;
+    for (uint64_t i = 0; i < n; i++) {
+      TableDef::AddedColumn col;
+      if (!get_varint(&v, &a) || v.empty()) return malformed;
+      col.stored_index = static_cast<uint32_t>(a);
+      col.is_null = v[0] != 0;
+      v.remove_prefix(1);
+      if (!get_varint(&v, &b) || b > v.size()) return malformed;
+      col.packed.assign(v.substr(0, b));
+      v.remove_prefix(b);
+      def->added_columns.push_back(std::move(col));
+    }
   }
   return tidesdb::Status::OK();
 }
@@ -94,7 +137,7 @@ tidesdb::Status lock_table_def(tidesdb::Transaction* txn, const std::string& nam
   std::string value;
   tidesdb::Status s = txn->GetForUpdate(dictionary_cf, table_key(name), &value);
   if (!s.ok()) return s;
-  return decode_table_def(value, def);
+  return decode_table_def(value, name, def);
 }
 
 std::unique_ptr<tidesdb::Transaction> begin_ddl_transaction() {
@@ -122,8 +165,8 @@ tidesdb::Status allocate_ids(tidesdb::Transaction* txn, uint64_t count, uint64_t
   return txn->Put(dictionary_cf, kNextIdKey, updated);
 }
 
-tidesdb::Status create_index_cfs(const std::vector<uint64_t>& ids) {
-  tidesdb::ColumnFamilyOptions options = column_family_options();
+tidesdb::Status create_index_cfs(const std::vector<uint64_t>& ids,
+                                 const tidesdb::ColumnFamilyOptions& options) {
   for (uint64_t id : ids) {
     tidesdb::ColumnFamilyHandle* handle = nullptr;
     tidesdb::Status s = base_db()->CreateColumnFamily(options, index_cf_name(id), &handle);
@@ -205,9 +248,11 @@ tidesdb::Status dictionary_startup_recovery() {
       tidesdb::Slice k = it->key();
       if (k.size() == 0 || k[0] != kTablePrefix) break;
       TableDef def;
-      s = decode_table_def(std::string_view(it->value().data(), it->value().size()), &def);
-      if (!s.ok()) return s;
       std::string name(k.data() + 1, k.size() - 1);
+      // A table this build cannot read fails the startup: its column families cannot be
+      // told from leftovers, and dropping them would lose the table.
+      s = decode_table_def(std::string_view(it->value().data(), it->value().size()), name, &def);
+      if (!s.ok()) return s;
       if (def.temporary)
         temporary.emplace_back(name, def);
       else
@@ -242,7 +287,7 @@ tidesdb::Status dictionary_startup_recovery() {
 void dictionary_shutdown() { dictionary_cf = nullptr; }
 
 tidesdb::Status dictionary_create_table(const std::string& name, unsigned keys, const TableDef& shape,
-                                        TableDef* created) {
+                                        const tidesdb::ColumnFamilyOptions& options, TableDef* created) {
   std::lock_guard<std::mutex> guard(ddl_mutex);
   auto txn = begin_ddl_transaction();
   std::string existing;
@@ -257,7 +302,7 @@ tidesdb::Status dictionary_create_table(const std::string& name, unsigned keys, 
   def.table_id = first;
   def.index_ids.clear();
   for (uint64_t i = 0; i < cfs; i++) def.index_ids.push_back(first + 1 + i);
-  s = create_index_cfs(def.index_ids);
+  s = create_index_cfs(def.index_ids, options);
   if (s.ok()) {
     crash_point("create_table_after_column_families");
     s = txn->Put(dictionary_cf, table_key(name), encode_table_def(def));
@@ -277,7 +322,7 @@ tidesdb::Status dictionary_load_table(const std::string& name, TableDef* def) {
   std::string value;
   tidesdb::Status s = base_db()->Get(tidesdb::ReadOptions(), dictionary_cf, table_key(name), &value);
   if (!s.ok()) return s;
-  return decode_table_def(value, def);
+  return decode_table_def(value, name, def);
 }
 
 tidesdb::Status dictionary_drop_table(const std::string& name) {
@@ -311,7 +356,7 @@ tidesdb::Status dictionary_rename_table(const std::string& from, const std::stri
 }
 
 tidesdb::Status dictionary_truncate_table(const std::string& name, uint64_t auto_increment_start,
-                                          TableDef* renewed) {
+                                          const tidesdb::ColumnFamilyOptions& options, TableDef* renewed) {
   std::lock_guard<std::mutex> guard(ddl_mutex);
   auto txn = begin_ddl_transaction();
   TableDef old_def;
@@ -323,7 +368,7 @@ tidesdb::Status dictionary_truncate_table(const std::string& name, uint64_t auto
   if (!s.ok()) return s;
   for (size_t i = 0; i < def.index_ids.size(); i++) def.index_ids[i] = first + i;
   def.auto_increment_start = auto_increment_start;
-  s = create_index_cfs(def.index_ids);
+  s = create_index_cfs(def.index_ids, options);
   if (s.ok()) s = txn->Put(dictionary_cf, table_key(name), encode_table_def(def));
   if (s.ok()) s = txn->Commit();
   if (!s.ok()) {
@@ -350,6 +395,11 @@ tidesdb::Status dictionary_set_auto_increment(const std::string& name, uint64_t 
 }
 
 tidesdb::Status dictionary_reserve_index_cfs(size_t count, std::vector<uint64_t>* ids) {
+  return dictionary_reserve_index_cfs(count, column_family_options(), ids);
+}
+
+tidesdb::Status dictionary_reserve_index_cfs(size_t count, const tidesdb::ColumnFamilyOptions& options,
+                                             std::vector<uint64_t>* ids) {
   std::lock_guard<std::mutex> guard(ddl_mutex);
   auto txn = begin_ddl_transaction();
   uint64_t first = 0;
@@ -358,7 +408,7 @@ tidesdb::Status dictionary_reserve_index_cfs(size_t count, std::vector<uint64_t>
   if (!s.ok()) return s;
   ids->clear();
   for (size_t i = 0; i < count; i++) ids->push_back(first + i);
-  s = create_index_cfs(*ids);
+  s = create_index_cfs(*ids, options);
   if (!s.ok()) drop_index_cfs(*ids);
   return s;
 }
@@ -396,6 +446,27 @@ tidesdb::Status dictionary_set_frm_version(const std::string& name, const std::s
   return s;
 }
 
+tidesdb::Status dictionary_set_schema(const std::string& name, const TableDef& def,
+                                      const std::string& frm_version) {
+  std::lock_guard<std::mutex> guard(ddl_mutex);
+  auto txn = begin_ddl_transaction();
+  TableDef current;
+  tidesdb::Status s = lock_table_def(txn.get(), name, &current);
+  if (!s.ok()) return s;
+  if (current.table_id != def.table_id)
+    return tidesdb::Status::InvalidArgument("the table changed meanwhile", name);
+  TableDef updated = current;
+  updated.schema_version = def.schema_version;
+  updated.old_versions = def.old_versions;
+  updated.added_columns = def.added_columns;
+  updated.frm_version = frm_version;
+  s = txn->Put(dictionary_cf, table_key(name), encode_table_def(updated));
+  if (s.ok()) s = txn->Commit();
+  if (!s.ok()) return s;
+  crash_point("alter_columns_after_commit");
+  return tidesdb::Status::OK();
+}
+
 std::vector<std::string> dictionary_table_names(const std::string& prefix) {
   std::vector<std::string> names;
   std::string start = table_key(prefix);
@@ -428,8 +499,14 @@ tidesdb::Status dictionary_load_stats(uint64_t table_id, TableStats* stats) {
   if (!s.ok()) return s;
   std::string_view v = value;
   uint64_t version, keys;
-  if (!get_varint(&v, &version) || version > kTableStatsVersion || !get_varint(&v, &stats->rows) ||
-      !get_varint(&v, &keys) || keys > 65536)
+  if (!get_varint(&v, &version))
+    return tidesdb::Status::Corruption("dictionary: malformed statistics record");
+  if (version > kTableStatsVersion)
+    return tidesdb::Status::NotSupported("the statistics have format version " + std::to_string(version) +
+                                         ", written by a newer TideSQL; this build reads versions up to " +
+                                         std::to_string(kTableStatsVersion) +
+                                         " (ANALYZE TABLE rewrites them)");
+  if (!get_varint(&v, &stats->rows) || !get_varint(&v, &keys) || keys > 65536)
     return tidesdb::Status::Corruption("dictionary: malformed statistics record");
   stats->rec_per_key.resize(keys);
   for (auto& key : stats->rec_per_key) {

@@ -35,6 +35,34 @@ struct TableDef {
   // by an in-place ALTER's commit; empty when not known (entries of format version 1). DDL
   // recovery compares it with an interrupted ALTER's new .frm (handlerton::check_version).
   std::string frm_version;
+
+  // Instant ADD COLUMN (ha_tidesdb_alter.cc) appends stored columns without rewriting the
+  // rows: a row written at an earlier schema version holds only that version's columns.
+  // Per earlier version, its stored columns (a prefix of today's, in column order) and its
+  // null bitmap's length; per column added since, the value rows written before it hold.
+  struct SchemaVersion {
+    uint32_t version = 0;
+    uint32_t stored_columns = 0;
+    uint32_t null_bytes = 0;
+  };
+  std::vector<SchemaVersion> old_versions;
+  struct AddedColumn {
+    uint32_t stored_index = 0;  // among the stored columns, in column order
+    bool is_null = false;
+    std::string packed;  // Field::pack of the value, unless is_null
+  };
+  std::vector<AddedColumn> added_columns;
+
+  const SchemaVersion* old_version(uint32_t v) const {
+    for (const SchemaVersion& o : old_versions)
+      if (o.version == v) return &o;
+    return nullptr;
+  }
+  const AddedColumn* added_column(uint32_t stored_index) const {
+    for (const AddedColumn& a : added_columns)
+      if (a.stored_index == stored_index) return &a;
+    return nullptr;
+  }
 };
 
 // Persistent optimizer statistics of a table (ANALYZE TABLE), keyed by table id.
@@ -55,23 +83,30 @@ std::string dictionary_name(const char* path);
 tidesdb::Status dictionary_startup_recovery();
 void dictionary_shutdown();
 
-// Creates the column families of a new table and records it. `keys` is the number of keys;
-// one more column family is made for the rows when hidden_pk. AlreadyExists-like
-// InvalidArgument if the name is taken.
+// Creates the column families of a new table, each with `options` (the table's:
+// table_options.h), and records it. `keys` is the number of keys; one more column family
+// is made for the rows when hidden_pk. AlreadyExists-like InvalidArgument if the name is
+// taken.
 tidesdb::Status dictionary_create_table(const std::string& name, unsigned keys, const TableDef& shape,
-                                        TableDef* created);
-// NotFound if the dictionary has no table of that name.
+                                        const tidesdb::ColumnFamilyOptions& options, TableDef* created);
+// NotFound if the dictionary has no table of that name; NotSupported (naming the table) if
+// a newer TideSQL wrote its entry.
 tidesdb::Status dictionary_load_table(const std::string& name, TableDef* def);
 // Forgets the table and drops its column families (their files are deleted).
 tidesdb::Status dictionary_drop_table(const std::string& name);
 tidesdb::Status dictionary_rename_table(const std::string& from, const std::string& to);
-// Gives the table new, empty column families in one dictionary transaction and drops the
-// old ones. `auto_increment_start` replaces the recorded one.
+// Gives the table new, empty column families (made with `options`) in one dictionary
+// transaction and drops the old ones. `auto_increment_start` replaces the recorded one.
 tidesdb::Status dictionary_truncate_table(const std::string& name, uint64_t auto_increment_start,
-                                          TableDef* renewed);
+                                          const tidesdb::ColumnFamilyOptions& options, TableDef* renewed);
 tidesdb::Status dictionary_set_auto_increment(const std::string& name, uint64_t auto_increment_start);
-// In-place ALTER: column families for new indexes, made under fresh ids that no table names
-// yet (startup recovery drops them if the ALTER never commits).
+// In-place ALTER: column families for new indexes, made with `options` (the table's:
+// table_column_family_options(altered_table->s)) under fresh ids that no table names yet
+// (startup recovery drops them if the ALTER never commits).
+tidesdb::Status dictionary_reserve_index_cfs(size_t count, const tidesdb::ColumnFamilyOptions& options,
+                                             std::vector<uint64_t>* ids);
+// The same with the tidesdb_default_* options (column_family_options()), for column
+// families that belong to no table's options (an index build's log).
 tidesdb::Status dictionary_reserve_index_cfs(size_t count, std::vector<uint64_t>* ids);
 // In-place ALTER's commit: the table's column families become `index_ids` (the new key
 // order) and its .frm version `frm_version`, in one dictionary transaction; its optimizer
@@ -83,10 +118,15 @@ tidesdb::Status dictionary_replace_indexes(const std::string& name, const std::v
 // Drops column families no table names (a failed in-place ALTER's new indexes).
 void dictionary_drop_index_cfs(const std::vector<uint64_t>& ids);
 tidesdb::Status dictionary_set_frm_version(const std::string& name, const std::string& frm_version);
+// Instant ADD COLUMN's commit: the table's TableDef becomes `def` (its schema version and
+// history changed) with `frm_version`, in one dictionary transaction.
+tidesdb::Status dictionary_set_schema(const std::string& name, const TableDef& def,
+                                      const std::string& frm_version);
 // Every table name that starts with `prefix` (DROP DATABASE leftovers, tests).
 std::vector<std::string> dictionary_table_names(const std::string& prefix);
 
 tidesdb::Status dictionary_save_stats(uint64_t table_id, const TableStats& stats);
+// NotFound if none were saved; NotSupported if a newer TideSQL wrote them.
 tidesdb::Status dictionary_load_stats(uint64_t table_id, TableStats* stats);
 
 // The column family of an index id (nullptr if it does not exist).

@@ -84,7 +84,9 @@ int ha_error_from_status(const tidesdb::Status& status, const char* what, THD* t
   }
   if (status.IsNotFound()) return HA_ERR_KEY_NOT_FOUND;
   std::string message = status.ToString();
-  if (status.IsNotSupported()) {
+  // The library reports the write set bound as NotSupported, as it does files and records
+  // of a newer format; only the message tells them apart.
+  if (status.IsNotSupported() && message.find("max_write_set_bytes") != std::string::npos) {
     // The write set bound (tidesdb_max_write_set_bytes): the statement fails whole.
     my_printf_error(ER_GET_ERRMSG,
                     "TidesDB: %s: the transaction is larger than tidesdb_max_write_set_bytes (%s); "

@@ -9,6 +9,7 @@
 #include "dictionary.h"
 #include "row_codec.h"
 #include "status.h"
+#include "table_options.h"
 
 namespace tidesql {
 
@@ -76,6 +77,9 @@ int ha_tidesdb::create(const char* name, TABLE* form, HA_CREATE_INFO* create_inf
       }
     }
   }
+  // The server checked names, enumerations and ranges; a number given as a word it reads as 0.
+  if (!check_table_options(form->s->option_list)) return HA_ERR_TIDESDB_REPORTED;
+  const tidesdb::ColumnFamilyOptions options = table_column_family_options(form->s);
   std::string dict = dictionary_name(name);
   TableDef shape;
   shape.hidden_pk = form->s->primary_key == MAX_KEY;
@@ -84,13 +88,13 @@ int ha_tidesdb::create(const char* name, TABLE* form, HA_CREATE_INFO* create_inf
   shape.frm_version.assign(reinterpret_cast<const char*>(form->s->tabledef_version.str),
                            form->s->tabledef_version.length);
   TableDef created;
-  tidesdb::Status s = dictionary_create_table(dict, form->s->keys, shape, &created);
+  tidesdb::Status s = dictionary_create_table(dict, form->s->keys, shape, options, &created);
   if (s.IsInvalidArgument()) {
     // The server has no table of this name (it checked its .frm files), so the dictionary
     // entry is a leftover of a DROP that did not finish: the new table must start empty.
     sql_print_warning("TidesDB: replacing the stale dictionary entry of %s", dict.c_str());
     s = dictionary_drop_table(dict);
-    if (s.ok()) s = dictionary_create_table(dict, form->s->keys, shape, &created);
+    if (s.ok()) s = dictionary_create_table(dict, form->s->keys, shape, options, &created);
   }
   if (!s.ok()) return ha_error_from_status(s, "CREATE TABLE");
   return 0;
@@ -123,7 +127,13 @@ int ha_tidesdb::load_share(const char* name) {
       unlock_shared_ha_data();
       return error;
     }
-    share->stats_loaded = dictionary_load_stats(share->def.table_id, &share->stats).ok();
+    tidesdb::Status stats = dictionary_load_stats(share->def.table_id, &share->stats);
+    share->stats_loaded = stats.ok();
+    // The table works without them (the optimizer then estimates); ANALYZE TABLE writes
+    // them anew.
+    if (!stats.ok() && !stats.IsNotFound())
+      sql_print_warning("TidesDB: the optimizer statistics of %s are not used: %s", share->name.c_str(),
+                        stats.ToString().c_str());
     share->counters = table_counters(share->def.table_id);
     share_ = share.release();
     set_ha_share_ptr(share_);
@@ -183,7 +193,8 @@ int ha_tidesdb::truncate() {
   if (trx_ != nullptr) trx_->release_cursors();
   std::lock_guard<std::mutex> guard(share_->mutex);
   TableDef renewed;
-  tidesdb::Status s = dictionary_truncate_table(share_->name, 0, &renewed);
+  tidesdb::Status s =
+      dictionary_truncate_table(share_->name, 0, table_column_family_options(table->s), &renewed);
   if (!s.ok()) return ha_error_from_status(s, "TRUNCATE TABLE");
   share_->def = renewed;
   if (!share_->resolve_column_families()) return HA_ERR_CRASHED_ON_USAGE;

@@ -76,6 +76,10 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   // At the commit of an index build: the built indexes brought up to date with the rows
   // the writers logged meanwhile. True (error reported) on failure.
   bool apply_index_build_log(TABLE* altered_table, inplace_alter_handler_ctx* ctx);
+  // Instant ADD COLUMN: whether altered_table only appends columns, the kept ones laid out
+  // as before; and the TableDef that records the change (the rows keep their bytes).
+  bool columns_appended(const TABLE* altered_table) const;
+  TableDef schema_with_added_columns(const TABLE* altered_table) const;
 
   // --- statistics (ha_tidesdb.cc)
   int info(uint flag) override;

@@ -1,10 +1,14 @@
 // Maintenance statements: ANALYZE (row count and rec_per_key, persisted), OPTIMIZE
 // (flush + compact the table's column families), CHECK (each index agrees with the rows)
-// and REPAIR (rebuilds the secondary indexes from the rows).
+// and REPAIR (rebuilds the secondary indexes from the rows). Each reports its progress to
+// SHOW PROCESSLIST (the Progress column) and to clients that ask for progress reports:
+// one stage per pass, and in each the rows or entries done of the table's estimate.
 #include "ha_tidesdb.h"
 
 #include <mysqld_error.h>
 #include <sql_class.h>
+
+#include <algorithm>
 
 #include "dictionary.h"
 #include "engine.h"
@@ -12,8 +16,47 @@
 
 namespace tidesql {
 
+namespace {
+
+// thd_progress_* for one maintenance statement on one table (a statement naming several
+// tables reports each in turn).
+class Progress {
+ public:
+  Progress(THD* thd, uint stages, uint64_t estimate) : thd_(thd), estimate_(estimate) {
+    thd_progress_init(thd, stages);
+    thd_progress_report(thd, 0, std::max<uint64_t>(estimate_, 1));
+  }
+  ~Progress() { thd_progress_end(thd_); }
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+
+  void next_stage(uint64_t estimate) {
+    thd_progress_next_stage(thd_);
+    estimate_ = estimate;
+    done_ = 0;
+    thd_progress_report(thd_, 0, std::max<uint64_t>(estimate_, 1));
+  }
+  // One more row or entry; reported every kEvery (the report takes a mutex).
+  void step() {
+    if (++done_ % kEvery == 0) thd_progress_report(thd_, done_, std::max(estimate_, done_));
+  }
+  // Sets the count outright (OPTIMIZE: column families done).
+  void reached(uint64_t done) {
+    done_ = done;
+    thd_progress_report(thd_, done_, std::max(estimate_, done_));
+  }
+
+ private:
+  static constexpr uint64_t kEvery = 1024;
+  THD* thd_;
+  uint64_t estimate_;
+  uint64_t done_ = 0;
+};
+
+}  // namespace
+
 bool ha_tidesdb::decode_for_indexes(const std::string& stored) {
-  if (decode_row(table, stored, table->record[0]) != 0) return false;
+  if (decode_row(table, share_->def, stored, table->record[0]) != 0) return false;
   if (table->vfield != nullptr) table->update_virtual_fields(this, VCOL_UPDATE_INDEXED);
   return true;
 }
@@ -22,13 +65,20 @@ int ha_tidesdb::analyze(THD* thd, HA_CHECK_OPT* check_opt) {
   TableStats st;
   tidesdb::ReadOptions ro;
   ro.fill_cache = false;
+  info(HA_STATUS_VARIABLE);
+  // Stages: the rows, then each index.
+  Progress progress(thd, 1 + table->s->keys, stats.records);
   {
     auto it = base_db()->NewIterator(ro, data_cf());
-    for (it->SeekToFirst(); it->Valid(); it->Next()) st.rows++;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      st.rows++;
+      progress.step();
+    }
     if (!it->status().ok()) return HA_ADMIN_FAILED;
   }
   st.rec_per_key.resize(table->s->keys);
   for (uint i = 0; i < table->s->keys; i++) {
+    progress.next_stage(st.rows);
     const KeyCodec& codec = codecs_[i];
     uint parts = codec.parts();
     std::vector<uint64_t> distinct(parts, 0);
@@ -38,6 +88,7 @@ int ha_tidesdb::analyze(THD* thd, HA_CHECK_OPT* check_opt) {
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       std::string_view key(it->key().data(), it->key().size());
       entries++;
+      progress.step();
       for (uint j = 0; j < parts; j++) {
         bool any_null;
         size_t n = codec.parts_length(key, j + 1, &any_null);
@@ -65,12 +116,16 @@ int ha_tidesdb::analyze(THD* thd, HA_CHECK_OPT* check_opt) {
 }
 
 int ha_tidesdb::optimize(THD* thd, HA_CHECK_OPT* check_opt) {
+  // One stage: the column families compacted (each compaction runs to its end).
+  Progress progress(thd, 1, share_->cfs.size());
+  uint64_t done = 0;
   for (tidesdb::ColumnFamilyHandle* cf : share_->cfs) {
     tidesdb::Status s = base_db()->CompactRange(cf, nullptr);
     if (!s.ok()) {
       ha_error_from_status(s, "OPTIMIZE TABLE");
       return HA_ADMIN_FAILED;
     }
+    progress.reached(++done);
   }
   return HA_ADMIN_OK;
 }
@@ -84,11 +139,17 @@ int ha_tidesdb::check(THD* thd, HA_CHECK_OPT* check_opt) {
   uint64_t rows = 0, missing = 0;
   std::vector<uint64_t> entries(table->s->keys, 0);
   int result = HA_ADMIN_OK;
+  info(HA_STATUS_VARIABLE);
+  // Stages: the rows (each looked up in every secondary index), then each secondary index.
+  uint secondary = 0;
+  for (uint i = 0; i < table->s->keys; i++) secondary += is_primary(i) ? 0 : 1;
+  Progress progress(thd, 1 + secondary, stats.records);
   {
     auto it = base_db()->NewIterator(ro, data_cf());
     std::string value, key, entry_value;
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       rows++;
+      progress.step();
       value.assign(it->value().data(), it->value().size());
       if (!decode_for_indexes(value)) {
         missing++;
@@ -106,8 +167,12 @@ int ha_tidesdb::check(THD* thd, HA_CHECK_OPT* check_opt) {
   }
   for (uint i = 0; i < table->s->keys && result == HA_ADMIN_OK; i++) {
     if (is_primary(i)) continue;
+    progress.next_stage(rows);
     auto it = base_db()->NewIterator(ro, index_cf(i));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) entries[i]++;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      entries[i]++;
+      progress.step();
+    }
     if (!it->status().ok()) result = HA_ADMIN_CORRUPT;
     if (entries[i] != rows) {
       sql_print_error("TidesDB: CHECK TABLE %s: index %s has %llu entries for %llu rows",
@@ -153,9 +218,17 @@ int ha_tidesdb::repair(THD* thd, HA_CHECK_OPT* check_opt) {
   tidesdb::ReadOptions ro;
   ro.fill_cache = false;
   std::string key, value, found, pk, row;
+  info(HA_STATUS_VARIABLE);
+  uint secondary = 0;
+  for (uint i = 0; i < table->s->keys; i++) secondary += is_primary(i) ? 0 : 1;
+  // Stages: the rows, then the entries of every secondary index.
+  Progress progress(thd, 2, stats.records);
+  uint64_t rows = 0;
   {
     auto it = base_db()->NewIterator(ro, data_cf());
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      rows++;
+      progress.step();
       row.assign(it->value().data(), it->value().size());
       if (!decode_for_indexes(row)) {
         sql_print_error("TidesDB: REPAIR TABLE %s: a row cannot be decoded; the indexes were not rebuilt",
@@ -184,10 +257,12 @@ int ha_tidesdb::repair(THD* thd, HA_CHECK_OPT* check_opt) {
   if (!s.ok()) return fail(s);
 
   // Pass 2 reads what pass 1 wrote.
+  progress.next_stage(rows * secondary);
   for (uint i = 0; i < table->s->keys; i++) {
     if (is_primary(i)) continue;
     auto it = base_db()->NewIterator(ro, index_cf(i));
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      progress.step();
       std::string_view entry_key(it->key().data(), it->key().size());
       std::string_view entry_value(it->value().data(), it->value().size());
       std::string_view packed;

@@ -10,6 +10,7 @@
 #include <mysqld_error.h>
 #include <sql_class.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <unordered_map>
@@ -20,6 +21,7 @@
 #include "row_codec.h"
 #include "status.h"
 #include "sysvars.h"
+#include "table_options.h"
 
 namespace tidesql {
 
@@ -39,8 +41,14 @@ constexpr alter_table_operations kIndexAlters = ALTER_ADD_NON_UNIQUE_NON_PRIM_IN
                                                 ALTER_DROP_NON_UNIQUE_NON_PRIM_INDEX |
                                                 ALTER_DROP_UNIQUE_INDEX | ALTER_INDEX_ORDER;
 
-// Index entries written per library write while an index is built.
+// Columns added at the end: old rows keep their bytes and read the added columns from
+// the values recorded for them (TableDef's schema history).
+constexpr alter_table_operations kColumnAdds = ALTER_ADD_STORED_BASE_COLUMN | ALTER_ADD_VIRTUAL_COLUMN;
+
+// Index entries written per library write while an index is built, and gathered (then
+// sorted) before they are written.
 constexpr size_t kBuildBatchBytes = 4 << 20;
+constexpr size_t kBuildSortBytes = 32 << 20;
 
 // What prepare_inplace_alter_table decided, for the build and the commit.
 struct InplaceAlter : public inplace_alter_handler_ctx {
@@ -66,14 +74,61 @@ std::string frm_version_of(const TABLE_SHARE* share) {
 
 }  // namespace
 
+bool ha_tidesdb::columns_appended(const TABLE* altered_table) const {
+  // Partitions would each commit their own schema history: a crash between two of them
+  // would leave partitions that read today's rows with yesterday's layout.
+  if (table->part_info != nullptr || altered_table->s->fields <= table->s->fields) return false;
+  const uchar* old_record = table->record[0];
+  const uchar* new_record = altered_table->record[0];
+  for (uint i = 0; i < table->s->fields; i++) {
+    const Field* was = table->field[i];
+    const Field* now = altered_table->field[i];
+    // The kept columns in place, with their null bits (and BIT columns' odd bits) where
+    // they were, so that an old row's bitmap reads the same.
+    if (was->real_type() != now->real_type() || was->pack_length() != now->pack_length() ||
+        was->stored_in_db() != now->stored_in_db() || was->real_maybe_null() != now->real_maybe_null())
+      return false;
+    if (was->real_maybe_null() &&
+        (was->null_bit != now->null_bit || was->null_ptr - old_record != now->null_ptr - new_record))
+      return false;
+    if (was->real_type() == MYSQL_TYPE_BIT) {
+      const auto* old_bit = static_cast<const Field_bit*>(was);
+      const auto* new_bit = static_cast<const Field_bit*>(now);
+      if (old_bit->bit_len != new_bit->bit_len ||
+          (old_bit->bit_len != 0 && (old_bit->bit_ofs != new_bit->bit_ofs ||
+                                     old_bit->bit_ptr - old_record != new_bit->bit_ptr - new_record)))
+        return false;
+    }
+  }
+  for (uint i = table->s->fields; i < altered_table->s->fields; i++) {
+    const Field* added = altered_table->field[i];
+    if (!added->stored_in_db()) continue;
+    // A constant default, recorded once for the rows already there; AUTO_INCREMENT and
+    // expression defaults give each row its own value, which only a copy writes.
+    if (added->default_value != nullptr || added->has_default_now_unireg_check() ||
+        (added->flags & AUTO_INCREMENT_FLAG) || added->vers_sys_field() ||
+        dynamic_cast<const Field_blob*>(added))
+      return false;
+  }
+  return true;
+}
+
 enum_alter_inplace_result ha_tidesdb::check_if_supported_inplace_alter(TABLE* altered_table,
                                                                        Alter_inplace_info* info) {
   const alter_table_operations flags = info->handler_flags;
-  if (flags & ~(kMetadataOnlyAlters | kIndexAlters)) return HA_ALTER_INPLACE_NOT_SUPPORTED;
+  if (flags & ~(kMetadataOnlyAlters | kIndexAlters | kColumnAdds)) return HA_ALTER_INPLACE_NOT_SUPPORTED;
+  // A column family's options cannot change once it is made: a changed table option
+  // (COMPRESSION=, BLOOM_FPR=, ...) rebuilds the table through the copy path.
+  if ((flags & ALTER_CHANGE_CREATE_OPTION) && table_options_differ(table->s, info->create_info))
+    return HA_ALTER_INPLACE_NOT_SUPPORTED;
   // Of the table options only the comment is metadata alone (AUTO_INCREMENT= sets the
   // engine's counter, ENGINE= and ROW_FORMAT= ask for a rebuild).
   if ((flags & ALTER_CHANGE_CREATE_OPTION) && (info->create_info->used_fields & ~HA_CREATE_USED_COMMENT))
     return HA_ALTER_INPLACE_NOT_SUPPORTED;
+  if (flags & kColumnAdds) {
+    if ((flags & kIndexAlters) || !columns_appended(altered_table)) return HA_ALTER_INPLACE_NOT_SUPPORTED;
+    return HA_ALTER_INPLACE_INSTANT;
+  }
   if (!(flags & kIndexAlters)) return HA_ALTER_INPLACE_INSTANT;
 
   // Index changes. Kept indexes are matched to their column families by name; partitions
@@ -137,7 +192,11 @@ bool ha_tidesdb::prepare_inplace_alter_table(TABLE* altered_table, Alter_inplace
   std::vector<uint64_t> fresh;
   if (info->index_add_count != 0) {
     // One more for the log of the writes made while the indexes are built.
-    tidesdb::Status s = dictionary_reserve_index_cfs(info->index_add_count + 1, &fresh);
+    // The table's options (a changed one would have sent the ALTER to the copy path).
+    tidesdb::Status s = dictionary_reserve_index_cfs(
+        info->index_add_count + 1,
+        table_column_family_options(info->create_info->option_list, info->create_info->option_struct),
+        &fresh);
     if (!s.ok()) {
       ha_error_from_status(s, "ALTER TABLE", ha_thd());
       return true;
@@ -218,10 +277,27 @@ bool ha_tidesdb::inplace_alter_table(TABLE* altered_table, Alter_inplace_info* i
   // a crash before that leaves them to the startup, which drops what no table names.
   tidesdb::WriteOptions unlogged;
   unlogged.disable_wal = true;
+  // Entries are gathered and sorted before they are written: runs in key order go into
+  // the memtable (and its flushed files) far faster than entries in row order.
+  std::vector<std::vector<std::pair<std::string, std::string>>> gathered(alter->built_keys.size());
+  size_t gathered_bytes = 0;
   auto flush = [&]() {
     tidesdb::Status s;
-    if (batch.Count() != 0) s = base_db()->Write(unlogged, &batch);
+    for (size_t b = 0; b < gathered.size() && s.ok(); b++) {
+      std::sort(gathered[b].begin(), gathered[b].end());
+      for (const auto& [k, v] : gathered[b]) {
+        batch.Put(cfs[b], k, v);
+        if (batch.ApproximateSize() >= kBuildBatchBytes) {
+          s = base_db()->Write(unlogged, &batch);
+          batch.Clear();
+          if (!s.ok()) break;
+        }
+      }
+      gathered[b].clear();
+    }
+    if (s.ok() && batch.Count() != 0) s = base_db()->Write(unlogged, &batch);
     batch.Clear();
+    gathered_bytes = 0;
     crash_point("alter_indexes_during_build");
     return s;
   };
@@ -245,7 +321,8 @@ bool ha_tidesdb::inplace_alter_table(TABLE* altered_table, Alter_inplace_info* i
   auto for_each_entry = [&](const std::function<bool(size_t, bool)>& fn) -> bool {
     auto it = base_db()->NewIterator(ro, data_cf());
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      if (decode_row(altered_table, std::string_view(it->value().data(), it->value().size()), record) != 0) {
+      if (decode_row(altered_table, share_->def, std::string_view(it->value().data(), it->value().size()),
+                     record) != 0) {
         my_error(ER_INTERNAL_ERROR, MYF(0), "TidesDB: ALTER TABLE found a row it cannot decode");
         return true;
       }
@@ -269,8 +346,9 @@ bool ha_tidesdb::inplace_alter_table(TABLE* altered_table, Alter_inplace_info* i
 
   if (for_each_entry([&](size_t b, bool alone) {
         if (alone) alone_written[b]++;
-        batch.Put(cfs[b], key, value);
-        if (batch.ApproximateSize() < kBuildBatchBytes) return false;
+        gathered_bytes += key.size() + value.size() + 64;
+        gathered[b].emplace_back(key, value);
+        if (gathered_bytes < kBuildSortBytes) return false;
         tidesdb::Status s = flush();
         return !s.ok() && fail(s);
       }))
@@ -342,9 +420,14 @@ bool ha_tidesdb::commit_inplace_alter_table(TABLE* altered_table, Alter_inplace_
   // A partition's entry records its table's .frm version too (DDL recovery asks by the
   // table's name, which has no entry, but the views key their caches by it).
   const std::string version = frm_version_of(altered_table->s);
-  tidesdb::Status s = alter->changes_indexes ? dictionary_replace_indexes(share_->name, alter->index_ids,
-                                                                          version, alter->dropped)
-                                             : dictionary_set_frm_version(share_->name, version);
+  tidesdb::Status s;
+  if (alter->changes_indexes) {
+    s = dictionary_replace_indexes(share_->name, alter->index_ids, version, alter->dropped);
+  } else if (info->handler_flags & kColumnAdds) {
+    s = dictionary_set_schema(share_->name, schema_with_added_columns(altered_table), version);
+  } else {
+    s = dictionary_set_frm_version(share_->name, version);
+  }
   if (!s.ok()) {
     if (alter->changes_indexes) dictionary_drop_index_cfs(alter->created);
     alter->created.clear();
@@ -354,6 +437,33 @@ bool ha_tidesdb::commit_inplace_alter_table(TABLE* altered_table, Alter_inplace_
   alter->created.clear();
   if (alter->log_id != 0) dictionary_drop_index_cfs({alter->log_id});
   return false;
+}
+
+TableDef ha_tidesdb::schema_with_added_columns(const TABLE* altered_table) const {
+  TableDef def = share_->def;
+  uint stored = 0;
+  for (uint i = 0; i < table->s->fields; i++) stored += table->field[i]->stored_in_db() ? 1 : 0;
+  def.old_versions.push_back({def.schema_version, stored, table->s->null_bytes});
+  def.schema_version++;
+  // The added columns' defaults, as the rows already there read them from now on (a later
+  // SET DEFAULT changes what new rows get, not these).
+  const uchar* defaults = altered_table->s->default_values;
+  std::vector<uchar> buffer;
+  for (uint i = table->s->fields; i < altered_table->s->fields; i++) {
+    Field* f = altered_table->field[i];
+    if (!f->stored_in_db()) continue;
+    TableDef::AddedColumn added;
+    added.stored_index = stored++;
+    const uchar* value = defaults + f->offset(altered_table->record[0]);
+    added.is_null = f->real_maybe_null() && f->is_null_in_record(defaults);
+    if (!added.is_null) {
+      buffer.resize(f->pack_length() + 16);
+      uchar* end = f->pack(buffer.data(), value);
+      added.packed.assign(reinterpret_cast<const char*>(buffer.data()), end - buffer.data());
+    }
+    def.added_columns.push_back(std::move(added));
+  }
+  return def;
 }
 
 bool ha_tidesdb::apply_index_build_log(TABLE* altered_table, inplace_alter_handler_ctx* ctx) {
@@ -384,7 +494,7 @@ bool ha_tidesdb::apply_index_build_log(TABLE* altered_table, inplace_alter_handl
     *exists = s.ok();
     if (s.IsNotFound()) return tidesdb::Status::OK();
     if (!s.ok()) return s;
-    if (decode_row(altered_table, row, record) != 0)
+    if (decode_row(altered_table, share_->def, row, record) != 0)
       return tidesdb::Status::Corruption("a row cannot be decoded");
     *parts_alone =
         tidesql::encode_index_entry(codecs, primary_key, alter->built_keys[slot], record, pk, &key, &value);

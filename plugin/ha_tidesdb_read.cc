@@ -49,7 +49,7 @@ bool ha_tidesdb::reposition() {
 }
 
 int ha_tidesdb::decode_current_row(uchar* buf) {
-  int error = decode_row(table, row_value_, buf);
+  int error = decode_row(table, share_->def, row_value_, buf);
   if (error != 0) {
     sql_print_error("TidesDB: table %s: a stored row cannot be decoded (error %d)", share_->name.c_str(),
                     error);

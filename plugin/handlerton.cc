@@ -10,6 +10,7 @@
 #include "information_schema.h"
 #include "status.h"
 #include "sysvars.h"
+#include "table_options.h"
 #include "trx.h"
 
 namespace tidesql {
@@ -49,6 +50,7 @@ int init(void* p) {
   hton->drop_database = drop_database;
   hton->check_version = check_version;
   hton->show_status = show_engine_status;
+  hton->table_options = table_option_rules;
   install_transaction_hooks(hton);
   tidesdb_hton = hton;
   return 0;

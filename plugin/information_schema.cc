@@ -91,6 +91,8 @@ Row& owner_columns(Row& row, const ColumnFamilyOwner& o) {
 
 // --- TIDESDB_COLUMN_FAMILIES
 
+// OPTIONS: the options the library made the column family with ("tidesdb.options":
+// "name=value" fields separated by spaces).
 ST_FIELD_INFO column_families_fields[] = {OWNER_FIELDS,
                                           Show::Column("COLUMN_FAMILY_ID", Show::ULonglong(), NOT_NULL),
                                           Show::Column("ENTRIES", Show::ULonglong(), NOT_NULL),
@@ -101,6 +103,7 @@ ST_FIELD_INFO column_families_fields[] = {OWNER_FIELDS,
                                           Show::Column("TOMBSTONES", Show::ULonglong(), NOT_NULL),
                                           Show::Column("LEVELS", Show::ULonglong(), NOT_NULL),
                                           Show::Column("FILES_PER_LEVEL", Show::Varchar(64), NOT_NULL),
+                                          Show::Column("OPTIONS", Show::Varchar(1024), NOT_NULL),
                                           Show::CEnd()};
 
 int fill_column_families(THD* thd, TABLE_LIST* tables, Item*) {
@@ -124,6 +127,9 @@ int fill_column_families(THD* thd, TABLE_LIST* tables, Item*) {
     }
     std::string levels;
     for (size_t i = 0; i < per_level.size(); i++) levels += (i ? "," : "") + std::to_string(per_level[i]);
+    std::string options;
+    if (db->GetProperty(cf, "tidesdb.options", &options) && !options.empty() && options.back() == '\n')
+      options.pop_back();
     owner_columns(row, o)
         .number(o.cf_id)
         .number(estimate.keys)
@@ -133,7 +139,8 @@ int fill_column_families(THD* thd, TABLE_LIST* tables, Item*) {
         .number(entries)
         .number(tombstones)
         .number(per_level.size())
-        .text(levels);
+        .text(levels)
+        .text(options);
     if (row.store()) return 1;
   }
   return 0;

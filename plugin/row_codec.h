@@ -2,8 +2,8 @@
 //
 // Format (version 1, docs/SQL-FORMATS.md):
 //   u8      row format version (1)
-//   varint  schema version of the table when the row was written (instant ADD / DROP
-//           COLUMN read old rows through the column list of their version)
+//   varint  schema version of the table when the row was written (instant ADD COLUMN:
+//           an earlier version's rows are read through that version's layout)
 //   bytes   the row's null bitmap (TABLE_SHARE::null_bytes; also holds BIT columns' odd bits)
 //   then, for every stored column that is not NULL, in column order, Field::pack()
 //   (the server's own portable column format: integers little-endian, strings with their
@@ -19,6 +19,8 @@
 #include <string>
 #include <string_view>
 
+#include "dictionary.h"
+
 namespace tidesql {
 
 constexpr uint8_t kRowFormatVersion = 1;
@@ -26,9 +28,12 @@ constexpr uint8_t kRowFormatVersion = 1;
 // Replaces *out with the stored form of `record` (a row buffer of `table`).
 void encode_row(TABLE* table, const uchar* record, uint32_t schema_version, std::string* out);
 
-// Fills `record` from a stored row. BLOB / TEXT columns point into `value`, which must stay
-// unchanged while the record is used. Returns 0, or HA_ERR_CRASHED for a malformed row and
-// HA_ERR_WRONG_IN_RECORD for a row of an unknown format version.
-int decode_row(TABLE* table, std::string_view value, uchar* record);
+// Fills `record` (a row buffer of `table`) from a stored row. BLOB / TEXT columns point into
+// `value`, which must stay unchanged while the record is used. A row written at an earlier
+// schema version of `def` (instant ADD COLUMN) holds fewer columns: those added since take
+// the values def recorded for them. Returns 0, or HA_ERR_CRASHED for a malformed row and
+// HA_ERR_TIDESDB_REPORTED for a row of an unknown format version (the error, naming the
+// table and the version, is reported).
+int decode_row(TABLE* table, const TableDef& def, std::string_view value, uchar* record);
 
 }  // namespace tidesql

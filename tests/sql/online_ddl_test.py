@@ -10,8 +10,8 @@ a UNIQUE index on it must build; `grp` repeats, so a UNIQUE index on it must fai
 
 Meanwhile a DDL connection runs, in a seeded random order, every kind of ALTER the engine
 offers: ADD INDEX and ADD UNIQUE with LOCK=NONE (built while the writers go on), DROP
-INDEX with LOCK=NONE, instant RENAME INDEX and COMMENT, and copying ALTERs (ADD / DROP
-COLUMN, which hold writes off). After each ALTER, and at the end with the writers
+INDEX with LOCK=NONE, instant RENAME INDEX, COMMENT and ADD COLUMN, and copying ALTERs
+(ADD / DROP COLUMN, which hold writes off). After each ALTER, and at the end with the writers
 stopped, the checks run:
 
   * through one consistent snapshot, every secondary index holds exactly the table's rows
@@ -248,7 +248,8 @@ def main():
                     want_error = None
                 else:
                     sql = ("ALTER TABLE ddl.t DROP COLUMN extra, ALGORITHM=COPY" if extra_column
-                           else "ALTER TABLE ddl.t ADD COLUMN extra INT DEFAULT 7, ALGORITHM=COPY")
+                           else "ALTER TABLE ddl.t ADD COLUMN extra INT DEFAULT 7, ALGORITHM=%s"
+                           % rng.choice(["COPY", "INSTANT"]))
                     want_error = None
                 t0 = time.time()
                 try:

@@ -58,10 +58,18 @@ class Verifier {
   bool VerifySingleFile(const std::string& path);
 
   int Finish() {
-    const bool clean = problems_.errors() == 0;
+    const uint64_t unsupported = problems_.unsupported();
+    const bool damaged = problems_.errors() != 0;
     out_ << "summary: " << files_ << " files checked, " << problems_.errors() << " errors, "
-         << problems_.warnings() << " warnings: " << (clean ? "clean" : "DAMAGED") << "\n";
-    return clean ? kExitOk : kExitDamaged;
+         << problems_.warnings() << " warnings";
+    // Files of a newer format are not damage, but they were not checked either.
+    if (unsupported != 0) out_ << ", " << unsupported << " of a newer format not checked";
+    out_ << ": "
+         << (damaged            ? "DAMAGED"
+             : unsupported != 0 ? "NOT VERIFIED (newer TideSQL)"
+                                : "clean")
+         << "\n";
+    return damaged || unsupported != 0 ? kExitDamaged : kExitOk;
   }
 
  private:
@@ -113,7 +121,11 @@ void Verifier::VerifyWal(const std::string& path, uint64_t number, WalRole role)
         }
         if (rec.has_batch) entries += rec.batch.Count();
       });
-  if (!r.status.ok()) Report(damage_is_error, r.status.message() + suffix);
+  if (r.status.IsNotSupported()) {
+    problems_.Unsupported(r.status.message());
+  } else if (!r.status.ok()) {
+    Report(damage_is_error, r.status.message() + suffix);
+  }
   if (r.header_ok && r.log_number != 0 && r.log_number != number) {
     Report(damage_is_error, path + ": offset 0: header names log " + std::to_string(r.log_number) + suffix);
   }

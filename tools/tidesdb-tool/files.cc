@@ -81,4 +81,14 @@ void ProblemSink::Warning(const std::string& message) {
   *out_ << "warning: " << message << "\n";
 }
 
+void ProblemSink::Unsupported(const std::string& message) {
+  ++unsupported_;
+  *out_ << "unsupported: " << message << "\n";
+}
+
+void ProblemSink::Error(const Status& s) {
+  const std::string message = s.message().empty() ? s.ToString() : s.message();
+  s.IsNotSupported() ? Unsupported(message) : Error(message);
+}
+
 }  // namespace tidesdb::tool

@@ -44,21 +44,28 @@ Status ListDbDir(const std::string& dir, std::vector<DirEntry>* entries);
 // Problems found in files, printed as they are found, one line each:
 //   error: <file>: offset <n>: <what>      damage; makes verify exit 1
 //   warning: <file>: <what>                 worth knowing, not damage (e.g. a torn WAL tail)
+//   unsupported: <file>: <what>             a format version newer than this build reads
+//                                           (written by a newer TideSQL): not checked, not
+//                                           damage; makes verify exit 1
 class ProblemSink {
  public:
   explicit ProblemSink(std::ostream* out) : out_(out) {}
   void Error(const std::string& message);
   void Warning(const std::string& message);
-  // An error from a Status; its message already names the file and offset where the
-  // library's readers produced it.
-  void Error(const Status& s) { Error(s.message().empty() ? s.ToString() : s.message()); }
+  void Unsupported(const std::string& message);
+  // A problem from a Status; its message already names the file and offset where the
+  // library's readers produced it. NotSupported (a newer format version) is reported as
+  // unsupported, everything else as an error.
+  void Error(const Status& s);
   uint64_t errors() const { return errors_; }
   uint64_t warnings() const { return warnings_; }
+  uint64_t unsupported() const { return unsupported_; }
 
  private:
   std::ostream* out_;
   uint64_t errors_ = 0;
   uint64_t warnings_ = 0;
+  uint64_t unsupported_ = 0;
 };
 
 }  // namespace tidesdb::tool

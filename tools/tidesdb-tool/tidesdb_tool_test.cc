@@ -15,9 +15,13 @@
 #include "klog_scanner.h"
 #include "log_scan.h"
 #include "manifest_state.h"
+#include "sst/format.h"
+#include "sst/value_log.h"
 #include "tidesdb/db.h"
 #include "tidesdb/write_batch.h"
 #include "tool.h"
+#include "util/coding.h"
+#include "util/crc32c.h"
 #include "wal/log_writer.h"
 #include "wal_record.h"
 
@@ -382,6 +386,46 @@ TEST_F(ToolTest, FlippedValueLogByteIsReportedWithFileAndOffset) {
   EXPECT_NE(r.out.find("error: " + vlog + ": offset 24: value record checksum mismatch"), std::string::npos)
       << r.out;
   EXPECT_EQ(Cmd("dump-vlog", vlog).code, kExitDamaged);
+}
+
+// Rewrites the fixed32 format version at `version_at` and the masked CRC32C at `crc_at` of
+// the `covered` bytes from `from`, as a newer writer would have.
+void RewriteVersion(const std::string& path, uint64_t version_at, uint32_t version, uint64_t from,
+                    uint64_t covered, uint64_t crc_at) {
+  std::string data = ReadAll(path);
+  ASSERT_GE(data.size(), crc_at + 4);
+  EncodeFixed32(data.data() + version_at, version);
+  EncodeFixed32(data.data() + crc_at, crc32c::Mask(crc32c::Value(data.data() + from, covered)));
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(data.data(), static_cast<std::streamsize>(data.size()));
+  ASSERT_TRUE(out.good());
+}
+
+// A key log and a value log of a newer format version are not damage: verify says which
+// files it could not check and why, and does not call the database damaged.
+TEST_F(ToolTest, FilesOfANewerFormatAreUnsupportedNotDamaged) {
+  const std::string klog = FirstKeyLog("default");
+  const uint64_t footer = std::filesystem::file_size(klog) - kFooterSize;
+  RewriteVersion(klog, footer + Footer::kHandlesSize, kFormatVersion + 1, footer, Footer::kHandlesSize + 4,
+                 footer + Footer::kHandlesSize + 4);
+  const ManifestState state = State();
+  const std::string vlog = ValueLogFileName(dir_, Cf(state, "users").value_logs.at(0).number);
+  RewriteVersion(vlog, 8, kValueLogFormatVersion + 1, 0, 20, 20);
+  ToolRun r = Cmd("verify", dir_);
+  EXPECT_EQ(r.code, kExitDamaged) << r.out;  // not verified: "could not be read"
+  EXPECT_EQ(r.out.find("error:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("unsupported: " + klog + ": key log format version 2 was written by a newer TideSQL"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(
+      r.out.find("unsupported: " + vlog + ": value log format version 2 was written by a newer TideSQL"),
+      std::string::npos)
+      << r.out;
+  EXPECT_NE(
+      r.out.find(", 0 errors, 0 warnings, 2 of a newer format not checked: NOT VERIFIED (newer TideSQL)"),
+      std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("DAMAGED"), std::string::npos) << r.out;
 }
 
 TEST_F(ToolTest, DamagedMiddleWalRecordIsAnErrorTornTailAWarning) {

@@ -405,6 +405,11 @@ bool DBImpl::GetProperty(ColumnFamilyHandle* cf, Slice name, std::string* value)
     *value = out;
     return true;
   }
+  if (name == "tidesdb.options") {
+    // The options the CF was created with (kept in the manifest), one line.
+    *value = ColumnFamilyOptionsToString(cfd->options, " ") + "\n";
+    return true;
+  }
   if (name == "tidesdb.value-logs") {
     // One line per value log of the CF, then a total line.
     std::vector<ValueLogUsage> usages;

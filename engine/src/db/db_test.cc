@@ -337,6 +337,33 @@ TEST_P(DBTest, FlushKeepsOnlyVersionsSnapshotsNeed) {
   EXPECT_EQ(Get("hot"), "v999");
 }
 
+// "tidesdb.options" names the options a CF was created with, also after a reopen (they
+// come from the manifest, not from the Options the database is opened with).
+TEST_P(DBTest, OptionsPropertyShowsTheColumnFamilysOwnOptions) {
+  ColumnFamilyOptions options;
+  options.compression = CompressionType::kZstd;
+  options.bloom_fpr = 0.001;
+  options.use_btree = true;
+  options.block_size = 4096;
+  ColumnFamilyHandle* cf = nullptr;
+  ASSERT_TRUE(db_->CreateColumnFamily(options, "tuned", &cf).ok());
+  auto check = [&](ColumnFamilyHandle* handle) {
+    std::string v;
+    ASSERT_TRUE(db_->GetProperty(handle, "tidesdb.options", &v));
+    EXPECT_NE(v.find("compression=zstd "), std::string::npos) << v;
+    EXPECT_NE(v.find("bloom_fpr=0.001 "), std::string::npos) << v;
+    EXPECT_NE(v.find("use_btree=true "), std::string::npos) << v;
+    EXPECT_NE(v.find("block_size=4096 "), std::string::npos) << v;
+    EXPECT_EQ(v.back(), '\n');
+  };
+  check(cf);
+  std::string defaults;
+  ASSERT_TRUE(db_->GetProperty(db_->DefaultColumnFamily(), "tidesdb.options", &defaults));
+  EXPECT_EQ(defaults.find("compression=zstd"), std::string::npos) << defaults;
+  Reopen();
+  check(db_->GetColumnFamily("tuned"));
+}
+
 // The library reports what it does: to Options::logger when set, else to the LOG file.
 TEST_P(DBTest, MessagesGoToTheLoggerOrTheLogFile) {
   db_.reset();

@@ -412,6 +412,19 @@ Status VersionEdit::DecodeFrom(Slice src) {
   return Status::OK();
 }
 
+std::string ColumnFamilyOptionsToString(const ColumnFamilyOptions& options, const char* separator) {
+  std::string r;
+  const char* sep = "";
+  ForEachOption(options, [&](uint32_t, const char* name, const auto& value) {
+    r += sep;
+    r += name;
+    r += '=';
+    AppendOptionValue(value, &r);
+    sep = separator;
+  });
+  return r;
+}
+
 std::string VersionEdit::DebugString() const {
   std::string r = "VersionEdit {\n";
   if (next_file_number_) AppendNumber(&r, "  next_file_number: ", *next_file_number_, "\n");
@@ -423,14 +436,7 @@ std::string VersionEdit::DebugString() const {
     r += " name ";
     AppendEscaped(cf.name, &r);
     r += " options {";
-    const char* sep = "";
-    ForEachOption(cf.options, [&](uint32_t, const char* name, const auto& value) {
-      r += sep;
-      r += name;
-      r += '=';
-      AppendOptionValue(value, &r);
-      sep = ", ";
-    });
+    r += ColumnFamilyOptionsToString(cf.options, ", ");
     r += "}\n";
   }
   for (uint32_t cf_id : dropped_cfs_) AppendNumber(&r, "  drop_column_family: cf ", cf_id, "\n");

@@ -103,6 +103,10 @@ void EncodeColumnFamilyOptions(const ColumnFamilyOptions& options, std::string* 
 // Starts from default ColumnFamilyOptions and overwrites the fields present in `input`.
 // On error returns Corruption and leaves *options unchanged.
 Status DecodeColumnFamilyOptions(Slice input, ColumnFamilyOptions* options);
+// Every field as "name=value", separated by `separator` (in tag order; compression as
+// none / snappy / lz4 / zstd, booleans as true / false). DebugString and the property
+// "tidesdb.options" use it.
+std::string ColumnFamilyOptionsToString(const ColumnFamilyOptions& options, const char* separator);
 
 class VersionEdit {
  public:

@@ -39,8 +39,15 @@ Status Footer::DecodeFrom(Slice input, const std::string& fname, uint64_t offset
     return TableCorruption(fname, offset, "footer checksum mismatch");
   }
   format_version = DecodeFixed32(p + kHandlesSize);
+  if (format_version > kFormatVersion) {
+    // Not damage: a newer TideSQL wrote it (the checksum above holds), and this build
+    // cannot read it. Refused like a WAL or manifest of a newer version.
+    return Status::NotSupported(fname, "key log format version " + std::to_string(format_version) +
+                                           " was written by a newer TideSQL; this build reads version " +
+                                           std::to_string(kFormatVersion));
+  }
   if (format_version != kFormatVersion) {
-    return TableCorruption(fname, offset, "unsupported format version " + std::to_string(format_version));
+    return TableCorruption(fname, offset, "unknown format version " + std::to_string(format_version));
   }
   Slice handles(p, kHandlesSize);
   if (!filter_handle.DecodeFrom(&handles) || !index_handle.DecodeFrom(&handles) ||

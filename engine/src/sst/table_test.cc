@@ -500,12 +500,21 @@ TEST(FormatTest, FooterRoundTripAndChecks) {
   Status s = g.DecodeFrom(bad_version, "f.klog", 10);
   EXPECT_TRUE(s.IsCorruption());
   EXPECT_EQ("f.klog: offset 10: footer checksum mismatch", s.message());
-  // A newer format version under a matching checksum is refused as such.
+  // A newer format version under a matching checksum is refused as such: not damage, a
+  // file this build cannot read.
+  EncodeFixed32(bad_version.data() + Footer::kHandlesSize + 4,
+                crc32c::Mask(crc32c::Value(bad_version.data(), Footer::kHandlesSize + 4)));
+  s = g.DecodeFrom(bad_version, "f.klog", 10);
+  EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
+  EXPECT_EQ("f.klog: key log format version 2 was written by a newer TideSQL; this build reads version 1",
+            s.message());
+  // Version 0 never existed: damage.
+  EncodeFixed32(bad_version.data() + Footer::kHandlesSize, 0);
   EncodeFixed32(bad_version.data() + Footer::kHandlesSize + 4,
                 crc32c::Mask(crc32c::Value(bad_version.data(), Footer::kHandlesSize + 4)));
   s = g.DecodeFrom(bad_version, "f.klog", 10);
   EXPECT_TRUE(s.IsCorruption());
-  EXPECT_EQ("f.klog: offset 10: unsupported format version 2", s.message());
+  EXPECT_EQ("f.klog: offset 10: unknown format version 0", s.message());
   EXPECT_TRUE(g.DecodeFrom(encoded.substr(1), "f.klog", 10).IsCorruption());
 }
 

@@ -135,8 +135,14 @@ Status ValueLogReader::Open(const std::string& fname, uint64_t file_number,
     return reader->CorruptionAt(0, "value log header checksum mismatch");
   }
   const uint32_t version = DecodeFixed32(header.data() + 8);
+  if (version > kValueLogFormatVersion) {
+    // Not damage (the header checksum holds): a newer TideSQL wrote it.
+    return Status::NotSupported(fname, "value log format version " + std::to_string(version) +
+                                           " was written by a newer TideSQL; this build reads version " +
+                                           std::to_string(kValueLogFormatVersion));
+  }
   if (version != kValueLogFormatVersion) {
-    return reader->CorruptionAt(0, "unsupported value log format version " + std::to_string(version));
+    return reader->CorruptionAt(0, "unknown value log format version " + std::to_string(version));
   }
   const uint64_t stored_number = DecodeFixed64(header.data() + 12);
   if (stored_number != file_number) {
