@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -382,16 +383,29 @@ tidesdb::Status dictionary_truncate_table(const std::string& name, uint64_t auto
   return tidesdb::Status::OK();
 }
 
-tidesdb::Status dictionary_set_auto_increment(const std::string& name, uint64_t auto_increment_start) {
+namespace {
+
+// Changes the TableDef of `name` in one dictionary transaction; `change` may refuse (a
+// status other than OK), which ends it unchanged.
+tidesdb::Status update_table_def(const std::string& name,
+                                 const std::function<tidesdb::Status(TableDef*)>& change) {
   std::lock_guard<std::mutex> guard(ddl_mutex);
   auto txn = begin_ddl_transaction();
   TableDef def;
   tidesdb::Status s = lock_table_def(txn.get(), name, &def);
-  if (!s.ok()) return s;
-  def.auto_increment_start = auto_increment_start;
-  s = txn->Put(dictionary_cf, table_key(name), encode_table_def(def));
+  if (s.ok()) s = change(&def);
+  if (s.ok()) s = txn->Put(dictionary_cf, table_key(name), encode_table_def(def));
   if (s.ok()) s = txn->Commit();
   return s;
+}
+
+}  // namespace
+
+tidesdb::Status dictionary_set_auto_increment(const std::string& name, uint64_t auto_increment_start) {
+  return update_table_def(name, [&](TableDef* def) {
+    def->auto_increment_start = auto_increment_start;
+    return tidesdb::Status::OK();
+  });
 }
 
 tidesdb::Status dictionary_reserve_index_cfs(size_t count, std::vector<uint64_t>* ids) {
@@ -435,36 +449,25 @@ tidesdb::Status dictionary_replace_indexes(const std::string& name, const std::v
 void dictionary_drop_index_cfs(const std::vector<uint64_t>& ids) { drop_index_cfs(ids); }
 
 tidesdb::Status dictionary_set_frm_version(const std::string& name, const std::string& frm_version) {
-  std::lock_guard<std::mutex> guard(ddl_mutex);
-  auto txn = begin_ddl_transaction();
-  TableDef def;
-  tidesdb::Status s = lock_table_def(txn.get(), name, &def);
-  if (!s.ok()) return s;
-  def.frm_version = frm_version;
-  s = txn->Put(dictionary_cf, table_key(name), encode_table_def(def));
-  if (s.ok()) s = txn->Commit();
-  return s;
+  return update_table_def(name, [&](TableDef* def) {
+    def->frm_version = frm_version;
+    return tidesdb::Status::OK();
+  });
 }
 
 tidesdb::Status dictionary_set_schema(const std::string& name, const TableDef& def,
                                       const std::string& frm_version) {
-  std::lock_guard<std::mutex> guard(ddl_mutex);
-  auto txn = begin_ddl_transaction();
-  TableDef current;
-  tidesdb::Status s = lock_table_def(txn.get(), name, &current);
-  if (!s.ok()) return s;
-  if (current.table_id != def.table_id)
-    return tidesdb::Status::InvalidArgument("the table changed meanwhile", name);
-  TableDef updated = current;
-  updated.schema_version = def.schema_version;
-  updated.old_versions = def.old_versions;
-  updated.added_columns = def.added_columns;
-  updated.frm_version = frm_version;
-  s = txn->Put(dictionary_cf, table_key(name), encode_table_def(updated));
-  if (s.ok()) s = txn->Commit();
-  if (!s.ok()) return s;
-  crash_point("alter_columns_after_commit");
-  return tidesdb::Status::OK();
+  tidesdb::Status s = update_table_def(name, [&](TableDef* current) {
+    if (current->table_id != def.table_id)
+      return tidesdb::Status::InvalidArgument("the table changed meanwhile", name);
+    current->schema_version = def.schema_version;
+    current->old_versions = def.old_versions;
+    current->added_columns = def.added_columns;
+    current->frm_version = frm_version;
+    return tidesdb::Status::OK();
+  });
+  if (s.ok()) crash_point("alter_columns_after_commit");
+  return s;
 }
 
 std::vector<std::string> dictionary_table_names(const std::string& prefix) {
