@@ -172,6 +172,21 @@ class Transaction {
   // iterator sees the write set as it is whenever it moves.
   virtual std::unique_ptr<Iterator> NewIterator(const ReadOptions& options, ColumnFamilyHandle* cf) = 0;
 
+  // --- Referential checks (a SQL engine's foreign keys): reads of the latest committed
+  // state merged with the write set at every isolation level, as InnoDB checks its
+  // foreign keys, whatever snapshot the transaction reads through otherwise.
+  // The key's latest value; pessimistic mode S-locks the key first, with no snapshot check
+  // (a key committed after the snapshot is what the check wants to see); optimistic mode
+  // validates at commit that the key is unchanged since the read (Busy if not).
+  virtual Status GetReferenced(ColumnFamilyHandle* cf, Slice key, std::string* value) = 0;
+  // Iterates the latest committed state merged with the write set. Optimistic mode
+  // validates at commit, as kSerializable does for its scans, that nobody committed a key
+  // inside the range the iterator walked after it read it (Busy if so: a child row
+  // inserted beside a parent's delete); pessimistic mode leaves that to the caller's locks
+  // (the parent row's X lock, which child inserts S-lock through GetReferenced).
+  virtual std::unique_ptr<Iterator> NewReferenceIterator(const ReadOptions& options,
+                                                         ColumnFamilyHandle* cf) = 0;
+
   // --- Savepoints (nested). RollbackToSavepoint undoes the writes made since the most
   // recent savepoint and removes it; ReleaseSavepoint removes it and keeps the writes.
   // Locks taken since a savepoint are kept after rolling back to it. NotFound if no

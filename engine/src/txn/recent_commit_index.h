@@ -29,6 +29,8 @@ struct KeyRange {
   std::string lo, hi;
   bool lo_unbounded = true;
   bool hi_unbounded = true;
+  // Validated against commits after this sequence; 0: after the transaction's snapshot.
+  uint64_t read_seq = 0;
 
   bool Contains(uint32_t cf, Slice key) const {
     return cf == cf_id && (lo_unbounded || key >= Slice(lo)) && (hi_unbounded || key <= Slice(hi));

@@ -168,10 +168,11 @@ Status TransactionDBImpl::ValidateLocked(const TransactionImpl& txn, const Write
       if (!s.ok()) return s;
     }
   }
-  if (txn.Serializable()) {
-    // Phantoms: nobody committed a key inside a range this transaction scanned.
+  if (!txn.ranges_.empty()) {
+    // Phantoms: nobody committed a key inside a range this transaction scanned
+    // (serializable) or checked (reference iterators).
     for (const KeyRange& r : txn.ranges_) {
-      Status s = range_index_.Validate(r, snap);
+      Status s = range_index_.Validate(r, r.read_seq != 0 ? r.read_seq : snap);
       if (!s.ok()) return s;
     }
     // Nor will anybody who is prepared now, and so may commit before this transaction's

@@ -156,6 +156,8 @@ class TransactionImpl final : public Transaction {
   Status GetLocked(ColumnFamilyHandle* cf, Slice key, std::string* value, bool for_update);
   Status GetForShare(ColumnFamilyHandle* cf, Slice key, std::string* value) override;
   std::unique_ptr<Iterator> NewIterator(const ReadOptions& options, ColumnFamilyHandle* cf) override;
+  Status GetReferenced(ColumnFamilyHandle* cf, Slice key, std::string* value) override;
+  std::unique_ptr<Iterator> NewReferenceIterator(const ReadOptions& options, ColumnFamilyHandle* cf) override;
   void SetSavepoint() override;
   Status RollbackToSavepoint() override;
   Status ReleaseSavepoint() override;
@@ -224,11 +226,15 @@ class TransactionImpl final : public Transaction {
   const Snapshot* snapshot_ = nullptr;  // registered with the DB
   WriteSet ws_;
   std::vector<ReadKey> reads_;
-  std::vector<KeyRange> ranges_;  // scanned by iterators (serializable)
+  std::vector<KeyRange> ranges_;  // scanned by iterators (serializable, reference iterators)
+  // The snapshots reference iterators read at (optimistic): held until the end, so that
+  // the commits their ranges are validated against stay recorded.
+  std::vector<const Snapshot*> reference_snapshots_;
   // Write-set keys checked clean in the database up to a sequence above the snapshot
   // (PrevalidateForgotten); usually empty.
   std::map<std::pair<uint32_t, std::string>, SequenceNumber> checked_to_;
-  // Serializable: registered with BeginSerializable; the snapshot is not taken below this.
+  // Registered with BeginSerializable (serializable, or a reference iterator of an
+  // optimistic transaction); the snapshot is not taken below this.
   bool serializable_registered_ = false;
   SequenceNumber range_floor_ = 0;
   bool holds_locks_ = false;

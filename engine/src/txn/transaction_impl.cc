@@ -116,7 +116,7 @@ void TransactionImpl::DescribeConflict(TransactionFailure* failure) const {
     }
   }
   for (const KeyRange& r : ranges_) {
-    if (!db_->range_index_.Validate(r, snap).ok()) {
+    if (!db_->range_index_.Validate(r, r.read_seq != 0 ? r.read_seq : snap).ok()) {
       failure->is_range = true;
       failure->cf_id = r.cf_id;
       if (!r.lo_unbounded) failure->key = r.lo;
@@ -266,6 +266,61 @@ std::unique_ptr<Iterator> TransactionImpl::NewIterator(const ReadOptions& option
                         Serializable() ? &ranges_ : nullptr);
 }
 
+Status TransactionImpl::GetReferenced(ColumnFamilyHandle* cf, Slice key, std::string* value) {
+  Status s = CheckActive();
+  if (!s.ok()) return s;
+  if (cf == nullptr) return Status::InvalidArgument("null column family handle");
+  if (Pessimistic()) {
+    holds_locks_ = true;
+    s = db_->locks_.Lock(id_, cf->id(), key, LockMode::kShared, db_->LockTimeout(options_),
+                         &options_.interrupted, &options_.waiting_for);
+    if (!s.ok()) return CountFailure(s, cf->id(), &key);
+  } else {
+    // As GetForShare under read committed: validated from a sequence taken before the read.
+    EnsureSnapshot();
+    reads_.push_back(ReadKey{cf->id(), std::string(key), db_->db_->LatestSequence(), false});
+  }
+  if (const WriteEntry* e = ws_.Find(cf->id(), key)) {
+    if (e->deleted) return Status::NotFound();
+    *value = e->value;
+    return Status::OK();
+  }
+  return db_->db_->Get(ReadOptions(), cf, key, value);
+}
+
+std::unique_ptr<Iterator> TransactionImpl::NewReferenceIterator(const ReadOptions& options,
+                                                                ColumnFamilyHandle* cf) {
+  Status s = CheckActive();
+  if (!s.ok()) return ErrorIterator(s);
+  if (cf == nullptr) return ErrorIterator(Status::InvalidArgument("null column family handle"));
+  ReadOptions ro = options;
+  ro.snapshot = nullptr;
+  std::vector<KeyRange>* ranges = nullptr;
+  uint64_t read_seq = 0;
+  if (!Pessimistic()) {
+    // The range index records commits only while someone needs them: register, and read
+    // at a sequence it covers (as EnsureSnapshot does for serializable snapshots).
+    if (!serializable_registered_) {
+      range_floor_ = db_->BeginSerializable();
+      serializable_registered_ = true;
+    }
+    EnsureSnapshot();
+    for (int i = 0; i < 2000 && db_->db_->LatestSequence() < range_floor_; ++i) {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    const Snapshot* snap = db_->db_->GetSnapshot();
+    reference_snapshots_.push_back(snap);
+    ro.snapshot = snap;
+    read_seq = snap->sequence();
+    ranges = &ranges_;
+  }
+  std::optional<std::string> lower, upper;
+  if (options.lower_bound != nullptr) lower = std::string(*options.lower_bound);
+  if (options.upper_bound != nullptr) upper = std::string(*options.upper_bound);
+  return NewTxnIterator(db_->db_->NewIterator(ro, cf), &ws_, cf->id(), std::move(lower), std::move(upper),
+                        ranges, read_seq);
+}
+
 // --------------------------------------------------------------------------- savepoints
 
 void TransactionImpl::SetSavepoint() {
@@ -295,6 +350,8 @@ void TransactionImpl::Finish(State final_state) {
   ws_.Clear();
   reads_.clear();
   ranges_.clear();
+  for (const Snapshot* snap : reference_snapshots_) db_->db_->ReleaseSnapshot(snap);
+  reference_snapshots_.clear();
   checked_to_.clear();
   if (snapshot_ != nullptr) {
     db_->db_->ReleaseSnapshot(snapshot_);

@@ -554,5 +554,111 @@ TEST_F(TransactionTest, SnapshotTakenAtFirstOperationOrAtBegin) {
   EXPECT_EQ(lazy->snapshot_sequence(), db_->db()->LatestSequence());
 }
 
+// Foreign keys: a child insert reads its parent, a parent delete scans its children; both
+// at the latest committed state, and they never both commit.
+TEST_F(TransactionTest, ReferenceReadsSeeTheLatestStateAtEveryLevel) {
+  for (ConcurrencyMode mode : {ConcurrencyMode::kOptimistic, ConcurrencyMode::kPessimistic}) {
+    SCOPED_TRACE(static_cast<int>(mode));
+    auto t = Begin(mode, IsolationLevel::kRepeatableRead);
+    std::string v;
+    EXPECT_TRUE(t->Get(cf_, "p", &v).IsNotFound());  // the snapshot is taken
+    ASSERT_TRUE(db_->db()->Put(WriteOptions(), cf_, "p", "parent").ok());
+    ASSERT_TRUE(db_->db()->Put(WriteOptions(), cf_, "c1", "child").ok());
+    EXPECT_TRUE(t->Get(cf_, "p", &v).IsNotFound());    // not in the snapshot
+    ASSERT_TRUE(t->GetReferenced(cf_, "p", &v).ok());  // but the latest state has it
+    EXPECT_EQ(v, "parent");
+    ASSERT_TRUE(t->Put(cf_, "c2", "mine").ok());
+    ReadOptions ro;
+    auto it = t->NewReferenceIterator(ro, cf_);
+    it->Seek("c");
+    std::string seen;
+    for (; it->Valid() && it->key().starts_with("c"); it->Next()) seen += std::string(it->key()) + " ";
+    EXPECT_EQ(seen, "c1 c2 ");  // committed after the snapshot, and its own write
+    it.reset();
+    EXPECT_TRUE(t->Commit().ok());  // nobody changed what it read
+    ASSERT_TRUE(db_->db()->Delete(WriteOptions(), cf_, "p").ok());
+    ASSERT_TRUE(db_->db()->Delete(WriteOptions(), cf_, "c1").ok());
+    ASSERT_TRUE(db_->db()->Delete(WriteOptions(), cf_, "c2").ok());
+  }
+}
+
+TEST_F(TransactionTest, OptimisticReferenceRangeIsValidatedAtCommit) {
+  ASSERT_TRUE(db_->db()->Put(WriteOptions(), cf_, "p", "parent").ok());
+  for (IsolationLevel level : {IsolationLevel::kReadCommitted, IsolationLevel::kRepeatableRead}) {
+    SCOPED_TRACE(static_cast<int>(level));
+    // The parent's delete finds no child; a child committed meanwhile fails its commit.
+    auto parent = Begin(ConcurrencyMode::kOptimistic, level);
+    ASSERT_TRUE(parent->Delete(cf_, "p").ok());
+    std::string lo = "c", hi = "d";
+    Slice lower(lo), upper(hi);
+    ReadOptions ro;
+    ro.lower_bound = &lower;
+    ro.upper_bound = &upper;
+    auto it = parent->NewReferenceIterator(ro, cf_);
+    it->Seek("c");
+    EXPECT_FALSE(it->Valid());
+    it.reset();
+    auto child = Begin(ConcurrencyMode::kOptimistic, level);
+    std::string v;
+    ASSERT_TRUE(child->GetReferenced(cf_, "p", &v).ok());
+    ASSERT_TRUE(child->Put(cf_, "c1", "child").ok());
+    ASSERT_TRUE(child->Commit().ok());
+    Status s = parent->Commit();
+    EXPECT_TRUE(s.IsBusy()) << s.ToString();
+    EXPECT_TRUE(parent->last_failure().is_range);
+    EXPECT_EQ(Db("p"), "parent");
+    // A key outside the range does not conflict.
+    parent = Begin(ConcurrencyMode::kOptimistic, level);
+    ASSERT_TRUE(parent->Put(cf_, "q", "other parent").ok());
+    lo = "x", hi = "y";
+    it = parent->NewReferenceIterator(ro, cf_);
+    it->Seek("x");
+    EXPECT_FALSE(it->Valid());
+    it.reset();
+    ASSERT_TRUE(db_->db()->Put(WriteOptions(), cf_, "k9", "unrelated").ok());
+    EXPECT_TRUE(parent->Commit().ok());
+    ASSERT_TRUE(db_->db()->Delete(WriteOptions(), cf_, "c1").ok());
+  }
+  // The other order: the child read its parent, the parent's delete commits first.
+  auto child = Begin(ConcurrencyMode::kOptimistic, IsolationLevel::kRepeatableRead);
+  std::string v;
+  ASSERT_TRUE(child->GetReferenced(cf_, "p", &v).ok());
+  ASSERT_TRUE(child->Put(cf_, "c2", "child").ok());
+  WriteBatch batch;
+  batch.Delete(cf_, "p");
+  ASSERT_TRUE(db_->Write(WriteOptions(), &batch).ok());
+  Status s = child->Commit();
+  EXPECT_TRUE(s.IsBusy()) << s.ToString();
+  EXPECT_EQ(Db("c2"), "<none>");
+}
+
+TEST_F(TransactionTest, PessimisticReferenceReadSharesTheLockWithoutSnapshotCheck) {
+  TransactionOptions o;
+  o.mode = ConcurrencyMode::kPessimistic;
+  o.isolation = IsolationLevel::kRepeatableRead;
+  o.lock_timeout_micros = 20'000;
+  auto child = db_->BeginTransaction(o);
+  std::string v;
+  EXPECT_TRUE(child->Get(cf_, "p", &v).IsNotFound());  // the snapshot is taken
+  ASSERT_TRUE(db_->db()->Put(WriteOptions(), cf_, "p", "parent").ok());
+  // Committed after the snapshot: GetForShare reports a conflict, a reference read not.
+  ASSERT_TRUE(child->GetReferenced(cf_, "p", &v).ok());
+  auto other = db_->BeginTransaction(o);
+  ASSERT_TRUE(other->GetReferenced(cf_, "p", &v).ok());  // sharers proceed
+  auto parent = db_->BeginTransaction(o);
+  Status s = parent->Delete(cf_, "p");
+  EXPECT_TRUE(s.IsTimedOut()) << s.ToString();  // a writer waits for both
+  ASSERT_TRUE(child->Put(cf_, "c1", "child").ok());
+  ASSERT_TRUE(child->Commit().ok());
+  ASSERT_TRUE(other->Commit().ok());
+  ASSERT_TRUE(parent->Delete(cf_, "p").ok());
+  auto it = parent->NewReferenceIterator(ReadOptions(), cf_);
+  it->Seek("c");
+  ASSERT_TRUE(it->Valid());  // the child committed after the parent's snapshot
+  EXPECT_EQ(std::string(it->key()), "c1");
+  it.reset();
+  ASSERT_TRUE(parent->Rollback().ok());
+}
+
 }  // namespace
 }  // namespace tidesdb

@@ -8,13 +8,14 @@ class TxnIterator final : public Iterator {
  public:
   TxnIterator(std::unique_ptr<Iterator> base, const WriteSet* ws, uint32_t cf_id,
               std::optional<std::string> lower, std::optional<std::string> upper,
-              std::vector<KeyRange>* ranges)
+              std::vector<KeyRange>* ranges, uint64_t range_read_seq)
       : base_(std::move(base)),
         ws_(ws),
         cf_id_(cf_id),
         lower_(std::move(lower)),
         upper_(std::move(upper)),
-        ranges_(ranges) {}
+        ranges_(ranges),
+        range_read_seq_(range_read_seq) {}
 
   bool Valid() const override { return valid_; }
   Slice key() const override { return key_; }
@@ -171,6 +172,7 @@ class TxnIterator final : public Iterator {
     if (ranges_ == nullptr) return;
     KeyRange r;
     r.cf_id = cf_id_;
+    r.read_seq = range_read_seq_;
     r.lo_unbounded = !lo.has_value();
     if (lo) r.lo = std::move(*lo);
     r.hi_unbounded = false;
@@ -185,6 +187,7 @@ class TxnIterator final : public Iterator {
     if (ranges_ == nullptr) return;
     KeyRange r;
     r.cf_id = cf_id_;
+    r.read_seq = range_read_seq_;
     r.lo_unbounded = false;
     r.hi_unbounded = !hi && !upper_;
     if (hi) {
@@ -233,6 +236,7 @@ class TxnIterator final : public Iterator {
   const uint32_t cf_id_;
   const std::optional<std::string> lower_, upper_;
   std::vector<KeyRange>* ranges_;
+  const uint64_t range_read_seq_;
   size_t range_index_ = 0;
   bool lo_pending_ = false;
   bool forward_ = true;
@@ -245,9 +249,9 @@ class TxnIterator final : public Iterator {
 std::unique_ptr<Iterator> NewTxnIterator(std::unique_ptr<Iterator> base, const WriteSet* ws, uint32_t cf_id,
                                          std::optional<std::string> lower_bound,
                                          std::optional<std::string> upper_bound,
-                                         std::vector<KeyRange>* ranges) {
+                                         std::vector<KeyRange>* ranges, uint64_t range_read_seq) {
   return std::make_unique<TxnIterator>(std::move(base), ws, cf_id, std::move(lower_bound),
-                                       std::move(upper_bound), ranges);
+                                       std::move(upper_bound), ranges, range_read_seq);
 }
 
 }  // namespace tidesdb

@@ -6,7 +6,7 @@
 // open are seen from its next move on. For serializable transactions the iterator
 // records the key ranges it has looked at (for phantom validation at commit): each Seek*
 // starts a range, each move extends it to the key reached, and running off an end
-// extends it to that bound.
+// extends it to that bound. The ranges carry range_read_seq (KeyRange::read_seq).
 #pragma once
 
 #include <memory>
@@ -25,6 +25,6 @@ namespace tidesdb {
 std::unique_ptr<Iterator> NewTxnIterator(std::unique_ptr<Iterator> base, const WriteSet* ws, uint32_t cf_id,
                                          std::optional<std::string> lower_bound,
                                          std::optional<std::string> upper_bound,
-                                         std::vector<KeyRange>* ranges);
+                                         std::vector<KeyRange>* ranges, uint64_t range_read_seq = 0);
 
 }  // namespace tidesdb
