@@ -6,6 +6,7 @@
 #include <log.h>
 
 #include <unistd.h>
+#include <atomic>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -25,14 +26,18 @@ namespace {
 //   "N"            next id for tables and index column families, varint
 //   "T" + name     TableDef of the table called name
 //   "S" + id       TableStats of table id (big-endian 8 bytes)
+//   "R" + parent + "\0" + child
+//                  child (a table name) has a foreign key whose parent is the table
+//                  called parent; empty value
 constexpr char kVersionKey[] = "V";
 constexpr char kNextIdKey[] = "N";
 constexpr char kTablePrefix = 'T';
 constexpr char kStatsPrefix = 'S';
+constexpr char kChildPrefix = 'R';
 constexpr uint64_t kDictionaryVersion = 1;
 // 2: the .frm version follows the AUTO_INCREMENT start. 3: then the schema history
-// (instant ADD COLUMN).
-constexpr uint64_t kTableDefVersion = 3;
+// (instant ADD COLUMN). 4: then the foreign keys.
+constexpr uint64_t kTableDefVersion = 4;
 constexpr uint64_t kTableStatsVersion = 1;
 constexpr char kDictionaryCf[] = "tidesql-dictionary";
 constexpr char kIndexCfPrefix[] = "idx-";
@@ -43,6 +48,29 @@ tidesdb::ColumnFamilyHandle* dictionary_cf = nullptr;
 std::mutex ddl_mutex;
 
 std::string table_key(const std::string& name) { return std::string(1, kTablePrefix) + name; }
+
+std::atomic<uint64_t> fk_generation{1};
+
+std::string child_key(const std::string& parent, const std::string& child) {
+  std::string k(1, kChildPrefix);
+  k.append(parent);
+  k.push_back('\0');
+  k.append(child);
+  return k;
+}
+
+void put_string(std::string* v, const std::string& s) {
+  put_varint(v, s.size());
+  v->append(s);
+}
+
+bool get_string(std::string_view* v, std::string* s) {
+  uint64_t length;
+  if (!get_varint(v, &length) || length > v->size()) return false;
+  s->assign(v->substr(0, length));
+  v->remove_prefix(length);
+  return true;
+}
 
 std::string stats_key(uint64_t table_id) {
   std::string k(1, kStatsPrefix);
@@ -73,6 +101,19 @@ std::string encode_table_def(const TableDef& def) {
     v.push_back(a.is_null ? 1 : 0);
     put_varint(&v, a.packed.size());
     v.append(a.packed);
+  }
+  put_varint(&v, def.foreign_keys.size());
+  for (const ForeignKeyDef& fk : def.foreign_keys) {
+    put_string(&v, fk.name);
+    put_varint(&v, fk.columns.size());
+    for (const std::string& c : fk.columns) put_string(&v, c);
+    put_string(&v, fk.ref_db);
+    put_string(&v, fk.ref_table);
+    put_string(&v, fk.ref_name);
+    put_varint(&v, fk.ref_columns.size());
+    for (const std::string& c : fk.ref_columns) put_string(&v, c);
+    v.push_back(static_cast<char>(fk.on_delete));
+    v.push_back(static_cast<char>(fk.on_update));
   }
   return v;
 }
@@ -128,6 +169,30 @@ tidesdb::Status decode_table_def(std::string_view v, const std::string& name, Ta
       col.packed.assign(v.substr(0, b));
       v.remove_prefix(b);
       def->added_columns.push_back(std::move(col));
+    }
+  }
+  def->foreign_keys.clear();
+  if (version >= 4) {
+    const auto malformed = tidesdb::Status::Corruption("dictionary: malformed table record (foreign keys)");
+    uint64_t n, columns;
+    if (!get_varint(&v, &n) || n > 65536) return malformed;
+    for (uint64_t i = 0; i < n; i++) {
+      ForeignKeyDef fk;
+      if (!get_string(&v, &fk.name) || !get_varint(&v, &columns) || columns > 4096) return malformed;
+      fk.columns.resize(columns);
+      for (std::string& c : fk.columns)
+        if (!get_string(&v, &c)) return malformed;
+      if (!get_string(&v, &fk.ref_db) || !get_string(&v, &fk.ref_table) || !get_string(&v, &fk.ref_name) ||
+          !get_varint(&v, &columns) || columns > 4096)
+        return malformed;
+      fk.ref_columns.resize(columns);
+      for (std::string& c : fk.ref_columns)
+        if (!get_string(&v, &c)) return malformed;
+      if (v.size() < 2) return malformed;
+      fk.on_delete = static_cast<uint8_t>(v[0]);
+      fk.on_update = static_cast<uint8_t>(v[1]);
+      v.remove_prefix(2);
+      def->foreign_keys.push_back(std::move(fk));
     }
   }
   return tidesdb::Status::OK();
@@ -308,6 +373,8 @@ tidesdb::Status dictionary_create_table(const std::string& name, unsigned keys, 
     crash_point("create_table_after_column_families");
     s = txn->Put(dictionary_cf, table_key(name), encode_table_def(def));
   }
+  for (const ForeignKeyDef& fk : def.foreign_keys)
+    if (s.ok()) s = txn->Put(dictionary_cf, child_key(fk.ref_name, name), "");
   if (s.ok()) s = txn->Commit();
   if (!s.ok()) {
     txn->Rollback();
@@ -315,6 +382,7 @@ tidesdb::Status dictionary_create_table(const std::string& name, unsigned keys, 
     return s;
   }
   crash_point("create_table_after_commit");
+  if (!def.foreign_keys.empty()) fk_generation.fetch_add(1);
   *created = def;
   return tidesdb::Status::OK();
 }
@@ -334,25 +402,129 @@ tidesdb::Status dictionary_drop_table(const std::string& name) {
   if (!s.ok()) return s;
   s = txn->Delete(dictionary_cf, table_key(name));
   if (s.ok()) s = txn->Delete(dictionary_cf, stats_key(def.table_id));
+  for (const ForeignKeyDef& fk : def.foreign_keys)
+    if (s.ok()) s = txn->Delete(dictionary_cf, child_key(fk.ref_name, name));
   if (s.ok()) s = txn->Commit();
   if (!s.ok()) return s;
+  if (!def.foreign_keys.empty()) fk_generation.fetch_add(1);
   crash_point("drop_table_after_commit");
   drop_index_cfs(def.index_ids);
   return tidesdb::Status::OK();
 }
 
-tidesdb::Status dictionary_rename_table(const std::string& from, const std::string& to) {
+namespace {
+
+std::vector<std::string> children_in(tidesdb::Transaction* txn, const std::string& parent) {
+  std::vector<std::string> children;
+  const std::string start = child_key(parent, "");
+  tidesdb::ReadOptions ro;
+  auto it = txn != nullptr ? txn->NewIterator(ro, dictionary_cf) : base_db()->NewIterator(ro, dictionary_cf);
+  for (it->Seek(start); it->Valid(); it->Next()) {
+    tidesdb::Slice k = it->key();
+    if (k.size() < start.size() || memcmp(k.data(), start.data(), start.size()) != 0) break;
+    children.emplace_back(k.data() + start.size(), k.size() - start.size());
+  }
+  return children;
+}
+
+// Changes the foreign keys whose parent is `from` to reference `to`; `self` is the
+// TableDef of `from` itself when the caller renames it (its entry is written by the
+// caller), else null.
+tidesdb::Status move_children_in(tidesdb::Transaction* txn, const std::string& from, const std::string& to,
+                                 const std::string& to_db, const std::string& to_table, TableDef* self,
+                                 bool* moved) {
+  for (const std::string& child : children_in(txn, from)) {
+    TableDef child_def;
+    const bool is_self = self != nullptr && child == from;
+    TableDef* target = is_self ? self : &child_def;
+    tidesdb::Status s;
+    if (!is_self) {
+      s = lock_table_def(txn, child, &child_def);
+      if (s.IsNotFound()) continue;
+      if (!s.ok()) return s;
+    }
+    for (ForeignKeyDef& fk : target->foreign_keys) {
+      if (fk.ref_name != from) continue;
+      fk.ref_name = to;
+      fk.ref_db = to_db;
+      fk.ref_table = to_table;
+    }
+    s = txn->Delete(dictionary_cf, child_key(from, child));
+    if (s.ok() && !is_self) s = txn->Put(dictionary_cf, child_key(to, child), "");
+    if (s.ok() && !is_self) s = txn->Put(dictionary_cf, table_key(child), encode_table_def(child_def));
+    if (!s.ok()) return s;
+    *moved = true;
+  }
+  return tidesdb::Status::OK();
+}
+
+}  // namespace
+
+std::vector<std::string> dictionary_children(const std::string& parent) {
+  return children_in(nullptr, parent);
+}
+
+tidesdb::Status dictionary_move_children(const std::string& from, const std::string& to,
+                                         const std::string& to_db, const std::string& to_table) {
   std::lock_guard<std::mutex> guard(ddl_mutex);
   auto txn = begin_ddl_transaction();
-  std::string value, existing;
-  tidesdb::Status s = txn->GetForUpdate(dictionary_cf, table_key(from), &value);
+  bool moved = false;
+  tidesdb::Status s = move_children_in(txn.get(), from, to, to_db, to_table, nullptr, &moved);
+  if (s.ok()) s = txn->Commit();
+  if (s.ok() && moved) fk_generation.fetch_add(1);
+  return s;
+}
+
+uint64_t foreign_key_generation() { return fk_generation.load(); }
+
+tidesdb::Status dictionary_rename_table(const std::string& from, const std::string& to, bool parent_moves,
+                                        const std::string& to_db, const std::string& to_table) {
+  std::lock_guard<std::mutex> guard(ddl_mutex);
+  auto txn = begin_ddl_transaction();
+  std::string existing;
+  TableDef def;
+  tidesdb::Status s = lock_table_def(txn.get(), from, &def);
   if (!s.ok()) return s;
   s = txn->GetForUpdate(dictionary_cf, table_key(to), &existing);
   if (s.ok()) return tidesdb::Status::InvalidArgument("table exists in the TidesDB dictionary", to);
   if (!s.IsNotFound()) return s;
-  s = txn->Delete(dictionary_cf, table_key(from));
-  if (s.ok()) s = txn->Put(dictionary_cf, table_key(to), value);
+  s = tidesdb::Status::OK();
+  bool fks_changed = !def.foreign_keys.empty();
+  // The children of `from` (itself, if self-referencing, among them) now reference `to`.
+  if (parent_moves) {
+    bool moved = false;
+    s = move_children_in(txn.get(), from, to, to_db, to_table, &def, &moved);
+    if (!s.ok()) return s;
+    fks_changed |= moved;
+  }
+  // Its own foreign keys move with it.
+  for (const ForeignKeyDef& fk : def.foreign_keys) {
+    if (s.ok()) s = txn->Delete(dictionary_cf, child_key(fk.ref_name, from));
+    if (s.ok()) s = txn->Put(dictionary_cf, child_key(fk.ref_name, to), "");
+  }
+  if (s.ok()) s = txn->Delete(dictionary_cf, table_key(from));
+  if (s.ok()) s = txn->Put(dictionary_cf, table_key(to), encode_table_def(def));
   if (s.ok()) s = txn->Commit();
+  if (s.ok() && fks_changed) fk_generation.fetch_add(1);
+  return s;
+}
+
+tidesdb::Status dictionary_set_foreign_keys(const std::string& name, const std::vector<ForeignKeyDef>& fks,
+                                            const std::string& frm_version) {
+  std::lock_guard<std::mutex> guard(ddl_mutex);
+  auto txn = begin_ddl_transaction();
+  TableDef def;
+  tidesdb::Status s = lock_table_def(txn.get(), name, &def);
+  if (!s.ok()) return s;
+  for (const ForeignKeyDef& fk : def.foreign_keys)
+    if (s.ok()) s = txn->Delete(dictionary_cf, child_key(fk.ref_name, name));
+  for (const ForeignKeyDef& fk : fks)
+    if (s.ok()) s = txn->Put(dictionary_cf, child_key(fk.ref_name, name), "");
+  def.foreign_keys = fks;
+  def.frm_version = frm_version;
+  if (s.ok()) s = txn->Put(dictionary_cf, table_key(name), encode_table_def(def));
+  if (s.ok()) s = txn->Commit();
+  if (s.ok()) fk_generation.fetch_add(1);
   return s;
 }
 

@@ -21,6 +21,17 @@
 
 namespace tidesql {
 
+// A FOREIGN KEY of a table (the child), kept in the child's TableDef; the parent names it
+// by a reverse entry (dictionary_children). Names are as the server spells them.
+struct ForeignKeyDef {
+  std::string name;                  // the constraint's (given, or <table>_ibfk_<n>)
+  std::vector<std::string> columns;  // the child's
+  std::string ref_db, ref_table;     // the parent's SQL names
+  std::string ref_name;              // the parent's dictionary name ("db/table")
+  std::vector<std::string> ref_columns;
+  uint8_t on_delete = 0, on_update = 0;  // enum_fk_option
+};
+
 // Table definition record, format version kTableDefVersion.
 struct TableDef {
   uint64_t table_id = 0;        // unique for the database's lifetime
@@ -52,6 +63,8 @@ struct TableDef {
     std::string packed;  // Field::pack of the value, unless is_null
   };
   std::vector<AddedColumn> added_columns;
+
+  std::vector<ForeignKeyDef> foreign_keys;  // this table's, as the child
 
   const SchemaVersion* old_version(uint32_t v) const {
     for (const SchemaVersion& o : old_versions)
@@ -94,7 +107,27 @@ tidesdb::Status dictionary_create_table(const std::string& name, unsigned keys, 
 tidesdb::Status dictionary_load_table(const std::string& name, TableDef* def);
 // Forgets the table and drops its column families (their files are deleted).
 tidesdb::Status dictionary_drop_table(const std::string& name);
-tidesdb::Status dictionary_rename_table(const std::string& from, const std::string& to);
+// A rename moves the table's foreign keys with it; unless parent_moves is false (the
+// renames inside a copying ALTER TABLE, whose children keep naming the table by its
+// name), the children referencing `from` are changed to reference `to` (SQL names
+// to_db / to_table).
+tidesdb::Status dictionary_rename_table(const std::string& from, const std::string& to,
+                                        bool parent_moves = false, const std::string& to_db = "",
+                                        const std::string& to_table = "");
+// The foreign keys whose parent is `from` now reference `to` (SQL names to_db / to_table):
+// a copying ALTER TABLE ... RENAME, whose new table took the new name.
+tidesdb::Status dictionary_move_children(const std::string& from, const std::string& to,
+                                         const std::string& to_db, const std::string& to_table);
+// The foreign keys of table `name` become `fks` (in-place ADD / DROP FOREIGN KEY, column
+// renames).
+tidesdb::Status dictionary_set_foreign_keys(const std::string& name, const std::vector<ForeignKeyDef>& fks,
+                                            const std::string& frm_version);
+// Every table with a foreign key whose parent is `parent` (dictionary names), itself
+// included for a self-referencing table.
+std::vector<std::string> dictionary_children(const std::string& parent);
+// Moves forward with every dictionary change of foreign keys: handlers re-read the ones
+// they resolved when it differs from what they saw.
+uint64_t foreign_key_generation();
 // Gives the table new, empty column families (made with `options`) in one dictionary
 // transaction and drops the old ones. `auto_increment_start` replaces the recorded one.
 tidesdb::Status dictionary_truncate_table(const std::string& name, uint64_t auto_increment_start,

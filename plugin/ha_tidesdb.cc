@@ -2,6 +2,7 @@
 
 #include <mysqld_error.h>
 #include <sql_class.h>
+#include <sql_table.h>
 
 #include <algorithm>
 
@@ -68,20 +69,13 @@ tidesdb::Transaction* ha_tidesdb::txn() {
 
 int ha_tidesdb::create(const char* name, TABLE* form, HA_CREATE_INFO* create_info) {
   if (transaction_db() == nullptr) return HA_ERR_INTERNAL_ERROR;
-  // Foreign keys are not enforced yet: refuse them rather than drop them silently.
-  if (create_info->alter_info != nullptr) {
-    for (const Key& key : create_info->alter_info->key_list) {
-      if (key.type == Key::FOREIGN_KEY) {
-        my_error(ER_NOT_SUPPORTED_YET, MYF(0), "FOREIGN KEY constraints on TidesDB tables");
-        return HA_ERR_TIDESDB_REPORTED;
-      }
-    }
-  }
   // The server checked names, enumerations and ranges; a number given as a word it reads as 0.
   if (!check_table_options(form->s->option_list)) return HA_ERR_TIDESDB_REPORTED;
   const tidesdb::ColumnFamilyOptions options = table_column_family_options(form->s);
   std::string dict = dictionary_name(name);
   TableDef shape;
+  if (int error = foreign_keys_for_create(form, create_info, dict, &shape.foreign_keys); error != 0)
+    return error;
   shape.hidden_pk = form->s->primary_key == MAX_KEY;
   shape.temporary = (create_info->options & HA_LEX_CREATE_TMP_TABLE) != 0;
   shape.auto_increment_start = create_info->auto_increment_value;
@@ -157,11 +151,13 @@ int ha_tidesdb::open(const char* name, int mode, uint test_if_locked) {
   old_keys_.resize(table->s->keys);
   new_keys_.resize(table->s->keys);
   new_values_.resize(table->s->keys);
+  fk_ = std::make_unique<ForeignKeyState>();
   return 0;
 }
 
 int ha_tidesdb::close() {
   close_iterator();
+  fk_.reset();
   return 0;
 }
 
@@ -170,6 +166,8 @@ int ha_tidesdb::delete_table(const char* name) {
   std::string dict = dictionary_name(name);
   TableDef def;
   bool known = dictionary_load_table(dict, &def).ok();
+  if (known && !def.temporary)
+    if (int error = check_drop_referenced(dict); error != 0) return error;
   tidesdb::Status s = dictionary_drop_table(dict);
   if (s.ok() && known) forget_table_counters(def.table_id);
   // Not ours: the server counts that as dropped (with a note), and its "drop from every
@@ -181,7 +179,38 @@ int ha_tidesdb::delete_table(const char* name) {
 
 int ha_tidesdb::rename_table(const char* from, const char* to) {
   if (transaction_db() == nullptr) return HA_ERR_INTERNAL_ERROR;
-  tidesdb::Status s = dictionary_rename_table(dictionary_name(from), dictionary_name(to));
+  // The children of a renamed table follow it (RENAME TABLE, ALTER TABLE ... RENAME), but
+  // not through the renames of a copying ALTER, which end with the table's own name.
+  THD* thd = ha_thd();
+  std::string from_name = dictionary_name(from), to_name = dictionary_name(to);
+  std::string moved_from = from_name;
+  const auto temporary = [](const std::string& n) { return n.find("/#sql") != std::string::npos; };
+  if (temporary(from_name) && thd_sql_command(thd) == SQLCOM_ALTER_TABLE &&
+      thd->lex->query_tables != nullptr) {
+    const TABLE_LIST* tl = thd->lex->query_tables;
+    char path[FN_REFLEN + 1];
+    build_table_filename(path, sizeof(path) - 1, tl->db.str, tl->table_name.str, "", 0);
+    moved_from = dictionary_name(path);  // the table this ALTER started from
+  }
+  std::string to_db, to_table;
+  if (!temporary(to_name)) {
+    char buf[NAME_LEN + 1];
+    filename_to_tablename(to_name.substr(0, to_name.find('/')).c_str(), buf, sizeof(buf), true);
+    to_db = buf;
+    filename_to_tablename(to_name.substr(to_name.find('/') + 1).c_str(), buf, sizeof(buf), true);
+    to_table = buf;
+  }
+  tidesdb::Status s;
+  if (temporary(to_name) || (temporary(from_name) && moved_from == to_name)) {
+    s = dictionary_rename_table(from_name, to_name);
+  } else if (!temporary(from_name)) {
+    s = dictionary_rename_table(from_name, to_name, true, to_db, to_table);
+  } else {
+    // ALTER TABLE ... RENAME that copied: the new table takes the name, then the children
+    // of the original follow it.
+    s = dictionary_rename_table(from_name, to_name);
+    if (s.ok()) s = dictionary_move_children(moved_from, to_name, to_db, to_table);
+  }
   if (s.IsNotFound()) return HA_ERR_NO_SUCH_TABLE;
   if (s.IsInvalidArgument()) return HA_ERR_TABLE_EXIST;
   if (!s.ok()) return ha_error_from_status(s, "RENAME TABLE");
@@ -339,6 +368,12 @@ int ha_tidesdb::extra(enum ha_extra_function operation) {
 
 int ha_tidesdb::reset() {
   close_iterator();
+  if (fk_ != nullptr) {
+    fk_->drop_clones();
+    fk_->resolved = false;
+    fk_->parents.clear();
+    fk_->children.clear();
+  }
   keyread_ = false;
   ignore_dup_key_ = false;
   copying_ = false;
@@ -371,6 +406,13 @@ bool ha_tidesdb::want_locking_read() const {
 }
 
 bool ha_tidesdb::get_error_message(int error, String* buf) {
+  // Foreign key violations name the constraint, as InnoDB's.
+  if (error == HA_ERR_NO_REFERENCED_ROW || error == HA_ERR_ROW_IS_REFERENCED ||
+      error == HA_ERR_FK_DEPTH_EXCEEDED) {
+    const TrxContext* trx = existing_trx_context(ha_thd());
+    if (trx != nullptr) buf->copy(trx->fk_error.data(), trx->fk_error.size(), system_charset_info);
+    return false;
+  }
   // handler::print_error() adds no message for a code it does not know when the message
   // is empty and flagged temporary: right for HA_ERR_TIDESDB_REPORTED.
   return error == HA_ERR_TIDESDB_REPORTED;

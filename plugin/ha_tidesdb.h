@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "engine.h"
+#include "foreign_keys.h"
 #include "key_codec.h"
 #include "table_share.h"
 #include "tidesdb/iterator.h"
@@ -136,6 +137,14 @@ class ha_tidesdb final : public handler, public TransactionCursor {
                           ulonglong* first_value, ulonglong* nb_reserved_values) override;
   int reset_auto_increment(ulonglong value) override;
 
+  // --- foreign keys (ha_tidesdb_fk.cc)
+  char* get_foreign_key_create_info() override;
+  void free_foreign_key_create_info(char* str) override;
+  int get_foreign_key_list(THD* thd, List<FOREIGN_KEY_INFO>* list) override;
+  int get_parent_foreign_key_list(THD* thd, List<FOREIGN_KEY_INFO>* list) override;
+  bool referenced_by_foreign_key() const noexcept override;
+  bool can_switch_engines() override;
+
   // TransactionCursor: the connection's transaction ends; drop the iterator.
   void release_cursor() override;
 
@@ -176,6 +185,37 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   int seek_index(uchar* buf, const std::string& target, enum ha_rkey_function find_flag);
   // ref / dup_ref layout: 2-byte length + primary key, zero-padded (hidden: 8-byte row id).
   void store_ref(uchar* to, const std::string& pk) const;
+
+  // --- foreign keys (ha_tidesdb_fk.cc)
+  // The foreign keys of the table `form` being created as `dict` (CREATE TABLE, or the new
+  // table of a copying ALTER), checked against their parents. 0 or a handler error (a
+  // warning says why).
+  int foreign_keys_for_create(TABLE* form, HA_CREATE_INFO* create_info, const std::string& dict,
+                              std::vector<ForeignKeyDef>* out);
+  // In-place ALTER: the index a foreign key of the table (either side) needs that
+  // altered_table no longer has (null if none), and whether a column a key names is renamed.
+  const char* index_needed_by_foreign_key(const TABLE* altered_table, const Alter_inplace_info* info,
+                                          bool* renamed);
+  // DROP TABLE of `dict`: HA_ERR_ROW_IS_REFERENCED if another table's foreign key
+  // references it (and the checks are on).
+  int check_drop_referenced(const std::string& dict);
+  // Re-reads this table's foreign keys and whether it has children when the dictionary's
+  // foreign keys changed.
+  void refresh_foreign_keys() const;
+  // Resolves parents and children for the statement.
+  int resolve_foreign_keys();
+  // Child side: the parents of new_row's foreign key values exist (old_row: the update's
+  // old row, whose unchanged values are not checked again).
+  int check_parents(const uchar* old_row, const uchar* new_row);
+  // Parent side, after old_row is deleted (new_row null) or updated into new_row: the
+  // children of the changed referenced values, refused or changed as each key says.
+  int act_on_children(const uchar* old_row, const uchar* new_row);
+  int cascade(const ChildLink& link, ha_tidesdb* child,
+              const std::vector<std::pair<std::string, std::string>>& entries, uint8_t option,
+              const uchar* new_row);
+  handler* clone_for(TABLE* child);
+  int foreign_key_violation(int error, const std::string& child_db, const std::string& child_table,
+                            const ForeignKeyDef& fk);
 
   // --- writes (ha_tidesdb_write.cc)
   void encode_primary_key(const uchar* record, std::string* out) const;
@@ -220,6 +260,9 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   std::vector<KeyCodec> build_codecs_;
   std::string build_key_buf_, build_value_buf_;
   std::vector<std::string> old_keys_, new_keys_, new_values_;
+
+  // Foreign keys: made at open; mutable for referenced_by_foreign_key().
+  mutable std::unique_ptr<ForeignKeyState> fk_;
 
   // HA_EXTRA flags of the statement.
   bool ignore_dup_key_ = false;

@@ -117,6 +117,16 @@ enum_alter_inplace_result ha_tidesdb::check_if_supported_inplace_alter(TABLE* al
                                                                        Alter_inplace_info* info) {
   const alter_table_operations flags = info->handler_flags;
   if (flags & ~(kMetadataOnlyAlters | kIndexAlters | kColumnAdds)) return HA_ALTER_INPLACE_NOT_SUPPORTED;
+  // Foreign keys name their columns: a renamed one goes the copy way, where the server
+  // refuses it with the reason; a dropped index a key needs is refused here (as InnoDB).
+  if (flags & (ALTER_COLUMN_NAME | kIndexAlters)) {
+    bool renamed = false;
+    if (const char* index = index_needed_by_foreign_key(altered_table, info, &renamed)) {
+      my_error(ER_DROP_INDEX_FK, MYF(0), index);
+      return HA_ALTER_ERROR;
+    }
+    if (renamed) return HA_ALTER_INPLACE_NOT_SUPPORTED;
+  }
   // A column family's options cannot change once it is made: a changed table option
   // (COMPRESSION=, BLOOM_FPR=, ...) rebuilds the table through the copy path.
   if ((flags & ALTER_CHANGE_CREATE_OPTION) && table_options_differ(table->s, info->create_info))

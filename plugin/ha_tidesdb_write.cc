@@ -242,6 +242,8 @@ int ha_tidesdb::write_row(const uchar* buf) {
   }
   if (!s.ok()) return report(s, "write");
   if (int error = log_for_index_build(t, nullptr, pk, buf, pk); error != 0) return error;
+  // After the row's own writes: a row may reference itself.
+  if (int error = check_parents(nullptr, buf); error != 0) return error;
   bump_auto_increment(buf);
   row_pk_ = pk;  // position() after an insert names the new row
   share_->rows_changed_since_estimate.fetch_add(1, std::memory_order_relaxed);
@@ -306,6 +308,11 @@ int ha_tidesdb::update_row(const uchar* old_data, const uchar* new_data) {
   }
   if (!s.ok()) return report(s, "update");
   if (int error = log_for_index_build(t, old_data, old_pk, new_data, new_pk); error != 0) return error;
+  // Children first (a cascade may change what the row references, on a self-referencing
+  // table), then the row's own references. The scratch buffers are not used after this:
+  // a cascade may come back into this handler.
+  if (int error = act_on_children(old_data, new_data); error != 0) return error;
+  if (int error = check_parents(old_data, new_data); error != 0) return error;
   bump_auto_increment(new_data);
   status_counters.rows_updated.fetch_add(1, std::memory_order_relaxed);
   return 0;
@@ -330,6 +337,7 @@ int ha_tidesdb::delete_row(const uchar* buf) {
   }
   if (!s.ok()) return report(s, "delete");
   if (int error = log_for_index_build(t, buf, pk, nullptr, pk); error != 0) return error;
+  if (int error = act_on_children(buf, nullptr); error != 0) return error;
   share_->rows_changed_since_estimate.fetch_sub(1, std::memory_order_relaxed);
   status_counters.rows_deleted.fetch_add(1, std::memory_order_relaxed);
   return 0;

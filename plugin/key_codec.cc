@@ -101,6 +101,43 @@ void KeyCodec::init_foreign(TABLE* table, const KEY* key) {
     parts_.push_back(describe_part(table, key->key_part[i]));
 }
 
+void KeyCodec::init_reference(TABLE* table, const KEY& key, const std::vector<uint>& fieldnrs) {
+  table_ = table;
+  key_ = nullptr;
+  unique_ = false;
+  parts_.clear();
+  ext_parts_.clear();
+  pk_parts_.clear();
+  for (uint i = 0; i < fieldnrs.size(); i++) {
+    KEY_PART_INFO kp = key.key_part[i];
+    const bool other_nullable = kp.field->real_maybe_null();
+    kp.fieldnr = static_cast<uint16>(fieldnrs[i]);
+    Part part = describe_part(table, kp);
+    part.nullable = other_nullable;
+    parts_.push_back(part);
+  }
+}
+
+bool KeyCodec::fits(const uchar* record) const {
+  for (const Part& part : parts_) {
+    if (part.kind != Kind::kText && part.kind != Kind::kBinaryVar) continue;
+    if (part.field->is_null_in_record(record)) continue;
+    const uchar* data;
+    size_t length;
+    string_value(part.field, record + part.field_offset, &data, &length);
+    if (part.kind == Kind::kBinaryVar) {
+      if (length > part.prefix_chars) return false;
+      continue;
+    }
+    CHARSET_INFO* cs = part.field->charset();
+    const char* begin = reinterpret_cast<const char*>(data);
+    // Trailing spaces do not count under PAD SPACE collations ('a' = 'a  ').
+    size_t used = cs->state & MY_CS_NOPAD ? length : cs->lengthsp(begin, length);
+    if (cs->numchars(begin, begin + used) > part.prefix_chars) return false;
+  }
+  return true;
+}
+
 void KeyCodec::init(TABLE* table, uint key_nr) {
   table_ = table;
   key_ = &table->key_info[key_nr];

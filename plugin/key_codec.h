@@ -38,6 +38,16 @@ class KeyCodec {
   // encoding entries only: no searches by extended parts. `key` must outlive the codec.
   void init_foreign(TABLE* table, const KEY* key);
 
+  // Describes one side of a foreign key: part i reads `table`'s column fieldnrs[i]
+  // (1-based) and is encoded as part i of `key`, a key of the other table, is (its length,
+  // direction and nullability), so that a row of `table` yields the prefix of that key's
+  // entries holding the same values. The columns' types were checked to match when the
+  // foreign key was made; `key` need not outlive the codec.
+  void init_reference(TABLE* table, const KEY& key, const std::vector<uint>& fieldnrs);
+  // Whether every string part's value in `record` fits the part's length (a longer value
+  // cannot equal one of the other table's column).
+  bool fits(const uchar* record) const;
+
   // Appends the images of the key's first `parts` parts, read from `record` (a row buffer
   // of this table). Returns true if any of those parts is NULL.
   bool append_parts(const uchar* record, uint parts, std::string* out) const;

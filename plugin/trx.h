@@ -60,6 +60,12 @@ struct TrxContext {
   // whichever handler the server asks: a partitioned table asks the partition a row was
   // read from, also when the duplicate was found writing it into another one.
   uint last_dup_key = MAX_KEY;
+  // Foreign keys (ha_tidesdb_fk.cc): the depth of the cascade running now; the tables its
+  // updates changed on the way (an update cascading back into one acts as RESTRICT, as in
+  // InnoDB); the constraint the last violation names, for get_error_message.
+  uint fk_depth = 0;
+  std::vector<std::string> fk_update_chain;
+  std::string fk_error;
 
   // For the views of open transactions (open_transactions()), which read other
   // connections' contexts: the connection, and how and when its transaction began.
