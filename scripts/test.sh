@@ -234,6 +234,8 @@ run_sql_tests() {
   sql_stage "SQL disk-full test (engine directory on a small tmpfs)" disk-full-test.log disk_full_test.py
   sql_stage "SQL online DDL test (every kind of ALTER while writers change the table)" online-ddl-test.log \
     online_ddl_test.py --seed 12 --plugin "$BUILD/plugin/ha_tidesdb.so"
+  sql_stage "SQL foreign keys test (parents deleted and re-keyed while children reference them, both modes)" \
+    foreign-keys-test.log foreign_keys_test.py --seed 13 --duration 30 --plugin "$BUILD/plugin/ha_tidesdb.so"
 }
 
 if [ "$MTR_ONLY" -eq 0 ]; then

@@ -179,11 +179,12 @@ class Transaction {
   // (a key committed after the snapshot is what the check wants to see); optimistic mode
   // validates at commit that the key is unchanged since the read (Busy if not).
   virtual Status GetReferenced(ColumnFamilyHandle* cf, Slice key, std::string* value) = 0;
-  // Iterates the latest committed state merged with the write set. Optimistic mode
-  // validates at commit, as kSerializable does for its scans, that nobody committed a key
-  // inside the range the iterator walked after it read it (Busy if so: a child row
-  // inserted beside a parent's delete); pessimistic mode leaves that to the caller's locks
-  // (the parent row's X lock, which child inserts S-lock through GetReferenced).
+  // Iterates the latest committed state merged with the write set. The commit validates,
+  // as kSerializable does for its scans, that nobody committed a key inside the range the
+  // iterator walked after it read it (Busy if so: a child row inserted beside a parent's
+  // delete), in both modes: a pessimistic caller's locks (the parent row's X lock, which
+  // pessimistic child inserts S-lock through GetReferenced) do not stop an optimistic
+  // writer, which locks nothing until its commit.
   virtual std::unique_ptr<Iterator> NewReferenceIterator(const ReadOptions& options,
                                                          ColumnFamilyHandle* cf) = 0;
 

@@ -294,31 +294,27 @@ std::unique_ptr<Iterator> TransactionImpl::NewReferenceIterator(const ReadOption
   if (!s.ok()) return ErrorIterator(s);
   if (cf == nullptr) return ErrorIterator(Status::InvalidArgument("null column family handle"));
   ReadOptions ro = options;
-  ro.snapshot = nullptr;
-  std::vector<KeyRange>* ranges = nullptr;
-  uint64_t read_seq = 0;
-  if (!Pessimistic()) {
-    // The range index records commits only while someone needs them: register, and read
-    // at a sequence it covers (as EnsureSnapshot does for serializable snapshots).
-    if (!serializable_registered_) {
-      range_floor_ = db_->BeginSerializable();
-      serializable_registered_ = true;
-    }
-    EnsureSnapshot();
-    for (int i = 0; i < 2000 && db_->db_->LatestSequence() < range_floor_; ++i) {
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
-    const Snapshot* snap = db_->db_->GetSnapshot();
-    reference_snapshots_.push_back(snap);
-    ro.snapshot = snap;
-    read_seq = snap->sequence();
-    ranges = &ranges_;
+  // The range index records commits only while someone needs them: register, and read at
+  // a sequence it covers (as EnsureSnapshot does for serializable snapshots). In
+  // pessimistic mode too: a writer into the range may be an optimistic transaction, which
+  // holds no lock until its commit. The iterator's snapshot, held to the end, keeps the
+  // commits after it recorded.
+  if (!serializable_registered_) {
+    range_floor_ = db_->BeginSerializable();
+    serializable_registered_ = true;
   }
+  if (!Pessimistic()) EnsureSnapshot();
+  for (int i = 0; i < 2000 && db_->db_->LatestSequence() < range_floor_; ++i) {
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  const Snapshot* snap = db_->db_->GetSnapshot();
+  reference_snapshots_.push_back(snap);
+  ro.snapshot = snap;
   std::optional<std::string> lower, upper;
   if (options.lower_bound != nullptr) lower = std::string(*options.lower_bound);
   if (options.upper_bound != nullptr) upper = std::string(*options.upper_bound);
   return NewTxnIterator(db_->db_->NewIterator(ro, cf), &ws_, cf->id(), std::move(lower), std::move(upper),
-                        ranges, read_seq);
+                        &ranges_, snap->sequence());
 }
 
 // --------------------------------------------------------------------------- savepoints

@@ -660,5 +660,28 @@ TEST_F(TransactionTest, PessimisticReferenceReadSharesTheLockWithoutSnapshotChec
   ASSERT_TRUE(parent->Rollback().ok());
 }
 
+// A pessimistic parent's locks do not stop an optimistic child, which locks nothing until
+// its commit: the pessimistic side's walked range is validated too.
+TEST_F(TransactionTest, PessimisticReferenceRangeIsValidatedAgainstOptimisticWriters) {
+  ASSERT_TRUE(db_->db()->Put(WriteOptions(), cf_, "p", "parent").ok());
+  TransactionOptions o;
+  o.mode = ConcurrencyMode::kPessimistic;
+  o.isolation = IsolationLevel::kReadCommitted;
+  auto parent = db_->BeginTransaction(o);
+  ASSERT_TRUE(parent->Delete(cf_, "p").ok());
+  auto child = Begin(ConcurrencyMode::kOptimistic, IsolationLevel::kReadCommitted);
+  std::string v;
+  ASSERT_TRUE(child->GetReferenced(cf_, "p", &v).ok());  // the delete is not committed
+  ASSERT_TRUE(child->Put(cf_, "c1", "child").ok());
+  auto it = parent->NewReferenceIterator(ReadOptions(), cf_);
+  it->Seek("c");
+  EXPECT_FALSE(it->Valid());  // the child is not committed either
+  it.reset();
+  ASSERT_TRUE(child->Commit().ok());
+  Status s = parent->Commit();
+  EXPECT_TRUE(s.IsBusy()) << s.ToString();
+  EXPECT_EQ(Db("p"), "parent");
+}
+
 }  // namespace
 }  // namespace tidesdb
