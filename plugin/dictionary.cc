@@ -72,6 +72,10 @@ bool get_string(std::string_view* v, std::string* s) {
   return true;
 }
 
+// The reverse entries of def's foreign keys replaced by those of `fks`, which become def's.
+tidesdb::Status replace_foreign_keys(tidesdb::Transaction* txn, const std::string& name,
+                                     const std::vector<ForeignKeyDef>& fks, TableDef* def);
+
 std::string stats_key(uint64_t table_id) {
   std::string k(1, kStatsPrefix);
   put_big_endian64(&k, table_id);
@@ -458,6 +462,17 @@ tidesdb::Status move_children_in(tidesdb::Transaction* txn, const std::string& f
   return tidesdb::Status::OK();
 }
 
+tidesdb::Status replace_foreign_keys(tidesdb::Transaction* txn, const std::string& name,
+                                     const std::vector<ForeignKeyDef>& fks, TableDef* def) {
+  tidesdb::Status s;
+  for (const ForeignKeyDef& fk : def->foreign_keys)
+    if (s.ok()) s = txn->Delete(dictionary_cf, child_key(fk.ref_name, name));
+  for (const ForeignKeyDef& fk : fks)
+    if (s.ok()) s = txn->Put(dictionary_cf, child_key(fk.ref_name, name), "");
+  def->foreign_keys = fks;
+  return s;
+}
+
 }  // namespace
 
 std::vector<std::string> dictionary_children(const std::string& parent) {
@@ -509,6 +524,43 @@ tidesdb::Status dictionary_rename_table(const std::string& from, const std::stri
   return s;
 }
 
+tidesdb::Status dictionary_rename_foreign_key_columns(
+    const std::string& name, const std::vector<std::pair<std::string, std::string>>& renames,
+    const std::string& frm_version) {
+  auto rename = [&](std::string* column) {
+    for (const auto& [from, to] : renames)
+      if (my_strcasecmp(system_charset_info, from.c_str(), column->c_str()) == 0) *column = to;
+  };
+  std::lock_guard<std::mutex> guard(ddl_mutex);
+  auto txn = begin_ddl_transaction();
+  TableDef def;
+  tidesdb::Status s = lock_table_def(txn.get(), name, &def);
+  if (!s.ok()) return s;
+  for (ForeignKeyDef& fk : def.foreign_keys) {
+    for (std::string& c : fk.columns) rename(&c);
+    if (fk.ref_name == name)
+      for (std::string& c : fk.ref_columns) rename(&c);
+  }
+  def.frm_version = frm_version;
+  s = txn->Put(dictionary_cf, table_key(name), encode_table_def(def));
+  for (const std::string& child : children_in(txn.get(), name)) {
+    if (!s.ok() || child == name) continue;
+    TableDef child_def;
+    s = lock_table_def(txn.get(), child, &child_def);
+    if (s.IsNotFound()) {
+      s = tidesdb::Status::OK();
+      continue;
+    }
+    for (ForeignKeyDef& fk : child_def.foreign_keys)
+      if (fk.ref_name == name)
+        for (std::string& c : fk.ref_columns) rename(&c);
+    if (s.ok()) s = txn->Put(dictionary_cf, table_key(child), encode_table_def(child_def));
+  }
+  if (s.ok()) s = txn->Commit();
+  if (s.ok()) fk_generation.fetch_add(1);
+  return s;
+}
+
 tidesdb::Status dictionary_set_foreign_keys(const std::string& name, const std::vector<ForeignKeyDef>& fks,
                                             const std::string& frm_version) {
   std::lock_guard<std::mutex> guard(ddl_mutex);
@@ -516,11 +568,7 @@ tidesdb::Status dictionary_set_foreign_keys(const std::string& name, const std::
   TableDef def;
   tidesdb::Status s = lock_table_def(txn.get(), name, &def);
   if (!s.ok()) return s;
-  for (const ForeignKeyDef& fk : def.foreign_keys)
-    if (s.ok()) s = txn->Delete(dictionary_cf, child_key(fk.ref_name, name));
-  for (const ForeignKeyDef& fk : fks)
-    if (s.ok()) s = txn->Put(dictionary_cf, child_key(fk.ref_name, name), "");
-  def.foreign_keys = fks;
+  s = replace_foreign_keys(txn.get(), name, fks, &def);
   def.frm_version = frm_version;
   if (s.ok()) s = txn->Put(dictionary_cf, table_key(name), encode_table_def(def));
   if (s.ok()) s = txn->Commit();
@@ -601,7 +649,8 @@ tidesdb::Status dictionary_reserve_index_cfs(size_t count, const tidesdb::Column
 
 tidesdb::Status dictionary_replace_indexes(const std::string& name, const std::vector<uint64_t>& index_ids,
                                            const std::string& frm_version,
-                                           const std::vector<uint64_t>& dropped) {
+                                           const std::vector<uint64_t>& dropped,
+                                           const std::vector<ForeignKeyDef>* foreign_keys) {
   std::lock_guard<std::mutex> guard(ddl_mutex);
   auto txn = begin_ddl_transaction();
   TableDef def;
@@ -609,11 +658,13 @@ tidesdb::Status dictionary_replace_indexes(const std::string& name, const std::v
   if (!s.ok()) return s;
   def.index_ids = index_ids;
   def.frm_version = frm_version;
-  s = txn->Put(dictionary_cf, table_key(name), encode_table_def(def));
+  if (foreign_keys != nullptr) s = replace_foreign_keys(txn.get(), name, *foreign_keys, &def);
+  if (s.ok()) s = txn->Put(dictionary_cf, table_key(name), encode_table_def(def));
   if (s.ok()) s = txn->Delete(dictionary_cf, stats_key(def.table_id));
   if (s.ok()) s = txn->Commit();
   if (!s.ok()) return s;
   crash_point("alter_indexes_after_commit");
+  if (foreign_keys != nullptr) fk_generation.fetch_add(1);
   drop_index_cfs(dropped);
   return tidesdb::Status::OK();
 }

@@ -122,6 +122,12 @@ tidesdb::Status dictionary_move_children(const std::string& from, const std::str
 // renames).
 tidesdb::Status dictionary_set_foreign_keys(const std::string& name, const std::vector<ForeignKeyDef>& fks,
                                             const std::string& frm_version);
+// Columns of table `name` renamed (old -> new name, compared case-insensitively) in the
+// foreign keys that name them: its own and its children's, in one dictionary transaction
+// that also records the .frm version.
+tidesdb::Status dictionary_rename_foreign_key_columns(
+    const std::string& name, const std::vector<std::pair<std::string, std::string>>& renames,
+    const std::string& frm_version);
 // Every table with a foreign key whose parent is `parent` (dictionary names), itself
 // included for a self-referencing table.
 std::vector<std::string> dictionary_children(const std::string& parent);
@@ -147,7 +153,8 @@ tidesdb::Status dictionary_reserve_index_cfs(size_t count, std::vector<uint64_t>
 // are dropped.
 tidesdb::Status dictionary_replace_indexes(const std::string& name, const std::vector<uint64_t>& index_ids,
                                            const std::string& frm_version,
-                                           const std::vector<uint64_t>& dropped);
+                                           const std::vector<uint64_t>& dropped,
+                                           const std::vector<ForeignKeyDef>* foreign_keys = nullptr);
 // Drops column families no table names (a failed in-place ALTER's new indexes).
 void dictionary_drop_index_cfs(const std::vector<uint64_t>& ids);
 tidesdb::Status dictionary_set_frm_version(const std::string& name, const std::string& frm_version);

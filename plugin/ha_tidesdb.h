@@ -192,10 +192,18 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   // warning says why).
   int foreign_keys_for_create(TABLE* form, HA_CREATE_INFO* create_info, const std::string& dict,
                               std::vector<ForeignKeyDef>* out);
+  // The same from the keys of alter_info for the table `form` defines, called `dict` (the
+  // table being altered is `original`, SQL name table_name; altering: a copying ALTER's
+  // new table).
+  int foreign_keys_for(TABLE* form, Alter_info* alter_info, bool temporary, const std::string& dict,
+                       const std::string& original, const std::string& table_name, bool altering,
+                       std::vector<ForeignKeyDef>* out);
+  // In-place ALTER: the columns it renames that a foreign key (either side) names, old
+  // name -> new name.
+  std::vector<std::pair<std::string, std::string>> foreign_key_column_renames(const Alter_inplace_info* info);
   // In-place ALTER: the index a foreign key of the table (either side) needs that
-  // altered_table no longer has (null if none), and whether a column a key names is renamed.
-  const char* index_needed_by_foreign_key(const TABLE* altered_table, const Alter_inplace_info* info,
-                                          bool* renamed);
+  // altered_table no longer has (null if none).
+  const char* index_needed_by_foreign_key(const TABLE* altered_table, const Alter_inplace_info* info);
   // DROP TABLE of `dict`: HA_ERR_ROW_IS_REFERENCED if another table's foreign key
   // references it (and the checks are on).
   int check_drop_referenced(const std::string& dict);

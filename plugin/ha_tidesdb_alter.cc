@@ -41,6 +41,9 @@ constexpr alter_table_operations kIndexAlters = ALTER_ADD_NON_UNIQUE_NON_PRIM_IN
                                                 ALTER_DROP_NON_UNIQUE_NON_PRIM_INDEX |
                                                 ALTER_DROP_UNIQUE_INDEX | ALTER_INDEX_ORDER;
 
+// Foreign keys added or dropped: definitions in the dictionary only.
+constexpr alter_table_operations kForeignKeyAlters = ALTER_ADD_FOREIGN_KEY | ALTER_DROP_FOREIGN_KEY;
+
 // Columns added at the end: old rows keep their bytes and read the added columns from
 // the values recorded for them (TableDef's schema history).
 constexpr alter_table_operations kColumnAdds = ALTER_ADD_STORED_BASE_COLUMN | ALTER_ADD_VIRTUAL_COLUMN;
@@ -65,6 +68,10 @@ struct InplaceAlter : public inplace_alter_handler_ctx {
   std::shared_ptr<TableCounters> counters;
   // The commit runs with the table held exclusively: no writer can still hold the log.
   bool exclusive = false;
+  // Foreign keys: the table's new list (ADD / DROP FOREIGN KEY), or its columns renamed.
+  bool changes_foreign_keys = false;
+  std::vector<ForeignKeyDef> foreign_keys;
+  std::vector<std::pair<std::string, std::string>> renamed_columns;
 };
 
 std::string frm_version_of(const TABLE_SHARE* share) {
@@ -116,17 +123,30 @@ bool ha_tidesdb::columns_appended(const TABLE* altered_table) const {
 enum_alter_inplace_result ha_tidesdb::check_if_supported_inplace_alter(TABLE* altered_table,
                                                                        Alter_inplace_info* info) {
   const alter_table_operations flags = info->handler_flags;
-  if (flags & ~(kMetadataOnlyAlters | kIndexAlters | kColumnAdds)) return HA_ALTER_INPLACE_NOT_SUPPORTED;
-  // Foreign keys name their columns: a renamed one goes the copy way, where the server
-  // refuses it with the reason; a dropped index a key needs is refused here (as InnoDB).
+  if (flags & ~(kMetadataOnlyAlters | kIndexAlters | kColumnAdds | kForeignKeyAlters))
+    return HA_ALTER_INPLACE_NOT_SUPPORTED;
+  // Foreign keys: a dropped index a key needs is refused (as InnoDB); renamed columns a key
+  // names and added or dropped keys are metadata (the dictionary's definitions), when
+  // nothing else changes. A key added in place is not checked against the rows: only with
+  // foreign_key_checks=OFF, as InnoDB.
   if (flags & (ALTER_COLUMN_NAME | kIndexAlters)) {
-    bool renamed = false;
-    if (const char* index = index_needed_by_foreign_key(altered_table, info, &renamed)) {
+    if (const char* index = index_needed_by_foreign_key(altered_table, info)) {
       my_error(ER_DROP_INDEX_FK, MYF(0), index);
       return HA_ALTER_ERROR;
     }
-    if (renamed) return HA_ALTER_INPLACE_NOT_SUPPORTED;
   }
+  const bool renames_fk_columns = !foreign_key_column_renames(info).empty();
+  if (flags & kForeignKeyAlters) {
+    // (The server reorders the keys of a table that gains a foreign key: ALTER_INDEX_ORDER.)
+    if ((flags & ((kIndexAlters & ~ALTER_INDEX_ORDER) | kColumnAdds)) || renames_fk_columns)
+      return HA_ALTER_INPLACE_NOT_SUPPORTED;
+    if ((flags & ALTER_ADD_FOREIGN_KEY) &&
+        !(ha_thd()->variables.option_bits & OPTION_NO_FOREIGN_KEY_CHECKS)) {
+      info->unsupported_reason = "Adding foreign keys needs foreign_key_checks=OFF";
+      return HA_ALTER_INPLACE_NOT_SUPPORTED;
+    }
+  }
+  if (renames_fk_columns && (flags & (kIndexAlters | kColumnAdds))) return HA_ALTER_INPLACE_NOT_SUPPORTED;
   // A column family's options cannot change once it is made: a changed table option
   // (COMPRESSION=, BLOOM_FPR=, ...) rebuilds the table through the copy path.
   if ((flags & ALTER_CHANGE_CREATE_OPTION) && table_options_differ(table->s, info->create_info))
@@ -193,6 +213,17 @@ bool ha_tidesdb::check_if_incompatible_data(HA_CREATE_INFO* info, uint table_cha
 bool ha_tidesdb::prepare_inplace_alter_table(TABLE* altered_table, Alter_inplace_info* info) {
   auto* alter = new InplaceAlter;
   info->handler_ctx = alter;
+  alter->renamed_columns = foreign_key_column_renames(info);
+  if (info->handler_flags & kForeignKeyAlters) {
+    alter->changes_foreign_keys = true;
+    int error = foreign_keys_for(altered_table, info->alter_info, false, share_->name, share_->name,
+                                 std::string(table->s->table_name.str, table->s->table_name.length), false,
+                                 &alter->foreign_keys);
+    if (error != 0) {
+      if (error != HA_ERR_TIDESDB_REPORTED) print_error(error, MYF(0));
+      return true;
+    }
+  }
   if (!(info->handler_flags & kIndexAlters)) return false;
   alter->changes_indexes = true;
 
@@ -432,9 +463,14 @@ bool ha_tidesdb::commit_inplace_alter_table(TABLE* altered_table, Alter_inplace_
   const std::string version = frm_version_of(altered_table->s);
   tidesdb::Status s;
   if (alter->changes_indexes) {
-    s = dictionary_replace_indexes(share_->name, alter->index_ids, version, alter->dropped);
+    s = dictionary_replace_indexes(share_->name, alter->index_ids, version, alter->dropped,
+                                   alter->changes_foreign_keys ? &alter->foreign_keys : nullptr);
   } else if (info->handler_flags & kColumnAdds) {
     s = dictionary_set_schema(share_->name, schema_with_added_columns(altered_table), version);
+  } else if (alter->changes_foreign_keys) {
+    s = dictionary_set_foreign_keys(share_->name, alter->foreign_keys, version);
+  } else if (!alter->renamed_columns.empty()) {
+    s = dictionary_rename_foreign_key_columns(share_->name, alter->renamed_columns, version);
   } else {
     s = dictionary_set_frm_version(share_->name, version);
   }

@@ -201,8 +201,6 @@ int ha_tidesdb::foreign_keys_for_create(TABLE* form, HA_CREATE_INFO* create_info
   out->clear();
   if (create_info->alter_info == nullptr) return 0;
   THD* thd = ha_thd();
-  const bool checks = !checks_off(thd);
-  const std::string db(form->s->db.str, form->s->db.length);
   // A copying ALTER TABLE creates the new table under a temporary name; the foreign keys
   // it keeps are handed over flagged `old`, and its table is still the original.
   const enum_sql_command command = static_cast<enum_sql_command>(thd_sql_command(thd));
@@ -216,6 +214,18 @@ int ha_tidesdb::foreign_keys_for_create(TABLE* form, HA_CREATE_INFO* create_info
     table_name.assign(tl->table_name.str, tl->table_name.length);
     original = dictionary_name_of(std::string(tl->db.str, tl->db.length), table_name);
   }
+  return foreign_keys_for(form, create_info->alter_info,
+                          (create_info->options & HA_LEX_CREATE_TMP_TABLE) != 0, dict, original, table_name,
+                          altering, out);
+}
+
+int ha_tidesdb::foreign_keys_for(TABLE* form, Alter_info* alter_info, bool temporary, const std::string& dict,
+                                 const std::string& original, const std::string& table_name, bool altering,
+                                 std::vector<ForeignKeyDef>* out) {
+  out->clear();
+  THD* thd = ha_thd();
+  const bool checks = !checks_off(thd);
+  const std::string db(form->s->db.str, form->s->db.length);
   const char* operation = altering ? "Alter table" : "Create table";
   // The index of the table being altered that served the key on `columns` (ER_DROP_INDEX_FK).
   auto old_index_name = [&](const std::vector<std::string>& columns, const std::string& otherwise) {
@@ -236,7 +246,7 @@ int ha_tidesdb::foreign_keys_for_create(TABLE* form, HA_CREATE_INFO* create_info
   // Generated names continue the table's <table>_ibfk_<n> series, as InnoDB's.
   const std::string generated_prefix = table_name + "_ibfk_";
   uint next_number = 1;
-  for (const Key& key : create_info->alter_info->key_list) {
+  for (const Key& key : alter_info->key_list) {
     if (key.type != Key::FOREIGN_KEY) continue;
     const auto& fk = static_cast<const Foreign_key&>(key);
     if (fk.constraint_name.str == nullptr) continue;
@@ -245,7 +255,7 @@ int ha_tidesdb::foreign_keys_for_create(TABLE* form, HA_CREATE_INFO* create_info
       next_number = std::max<uint>(next_number, atoi(name.c_str() + generated_prefix.size()) + 1);
   }
 
-  for (const Key& key : create_info->alter_info->key_list) {
+  for (const Key& key : alter_info->key_list) {
     if (key.type != Key::FOREIGN_KEY) continue;
     const auto& spec = static_cast<const Foreign_key&>(key);
     ForeignKeyDef fk;
@@ -269,8 +279,7 @@ int ha_tidesdb::foreign_keys_for_create(TABLE* form, HA_CREATE_INFO* create_info
     for (const ForeignKeyDef& other : *out)
       if (my_strcasecmp(system_charset_info, other.name.c_str(), fk.name.c_str()) == 0)
         return refuse(fk, "A foreign key of that name exists.");
-    if (create_info->options & HA_LEX_CREATE_TMP_TABLE)
-      return refuse(fk, "Temporary tables can't have foreign key constraints.");
+    if (temporary) return refuse(fk, "Temporary tables can't have foreign key constraints.");
     if (fk.columns.size() != fk.ref_columns.size() || fk.columns.empty())
       return refuse(fk, "The foreign key and the referenced key have different numbers of columns.");
 
@@ -371,35 +380,64 @@ int ha_tidesdb::foreign_keys_for_create(TABLE* form, HA_CREATE_INFO* create_info
   return 0;
 }
 
-const char* ha_tidesdb::index_needed_by_foreign_key(const TABLE* altered_table,
-                                                    const Alter_inplace_info* info, bool* renamed) {
-  refresh_foreign_keys();
-  *renamed = false;
-  if (fk_ == nullptr || (fk_->fks.empty() && !fk_->has_children)) return nullptr;
-  // Every foreign key this table takes part in, with the columns it needs an index on.
-  std::vector<std::vector<std::string>> needs;
-  for (const ForeignKeyDef& fk : fk_->fks) needs.push_back(fk.columns);
-  for (const std::string& child : dictionary_children(share_->name)) {
+namespace {
+
+// The column lists the foreign keys of table `name` (its own, and its children's that
+// reference it) need an index on.
+std::vector<std::vector<std::string>> foreign_key_column_lists(const std::vector<ForeignKeyDef>& own,
+                                                               const std::string& name) {
+  std::vector<std::vector<std::string>> lists;
+  for (const ForeignKeyDef& fk : own) lists.push_back(fk.columns);
+  for (const std::string& child : dictionary_children(name)) {
     TableDef def;
     if (!dictionary_load_table(child, &def).ok()) continue;
     for (const ForeignKeyDef& fk : def.foreign_keys)
-      if (fk.ref_name == share_->name) needs.push_back(fk.ref_columns);
+      if (fk.ref_name == name) lists.push_back(fk.ref_columns);
   }
-  for (const std::vector<std::string>& columns : needs) {
+  return lists;
+}
+
+}  // namespace
+
+const char* ha_tidesdb::index_needed_by_foreign_key(const TABLE* altered_table,
+                                                    const Alter_inplace_info* info) {
+  refresh_foreign_keys();
+  if (fk_ == nullptr || (fk_->fks.empty() && !fk_->has_children)) return nullptr;
+  const auto renames = foreign_key_column_renames(info);
+  for (const std::vector<std::string>& columns : foreign_key_column_lists(fk_->fks, share_->name)) {
     std::vector<uint> fieldnrs;
-    for (const std::string& c : columns) {
-      uint nr = field_number(table->field, c);
-      if (nr == 0) continue;
-      if (table->field[nr - 1]->flags & FIELD_IS_RENAMED) *renamed = true;
+    for (std::string c : columns) {
+      for (const auto& [from, to] : renames)
+        if (my_strcasecmp(system_charset_info, from.c_str(), c.c_str()) == 0) c = to;
       fieldnrs.push_back(field_number(altered_table->field, c));
     }
-    if (*renamed) continue;
     if (std::find(fieldnrs.begin(), fieldnrs.end(), 0u) != fieldnrs.end() ||
         find_index(altered_table->key_info, altered_table->s->keys, altered_table->s->primary_key,
                    fieldnrs) == MAX_KEY)
       return info->index_drop_count > 0 ? info->index_drop_buffer[0]->name.str : columns[0].c_str();
   }
   return nullptr;
+}
+
+std::vector<std::pair<std::string, std::string>> ha_tidesdb::foreign_key_column_renames(
+    const Alter_inplace_info* info) {
+  std::vector<std::pair<std::string, std::string>> renames;
+  refresh_foreign_keys();
+  if (fk_ == nullptr || (fk_->fks.empty() && !fk_->has_children) ||
+      !(info->handler_flags & ALTER_COLUMN_NAME))
+    return renames;
+  const auto lists = foreign_key_column_lists(fk_->fks, share_->name);
+  for (const Create_field& field : const_cast<Alter_info*>(info->alter_info)->create_list) {
+    if (field.field == nullptr ||
+        my_strcasecmp(system_charset_info, field.field->field_name.str, field.field_name.str) == 0)
+      continue;
+    bool named = false;
+    for (const auto& columns : lists)
+      for (const std::string& c : columns)
+        named |= my_strcasecmp(system_charset_info, c.c_str(), field.field->field_name.str) == 0;
+    if (named) renames.emplace_back(field.field->field_name.str, field.field_name.str);
+  }
+  return renames;
 }
 
 // --- what the server asks ----------------------------------------------------------------------
