@@ -135,14 +135,13 @@ add_counts() { # name log
 }
 
 # Tests of the stock suites that need a feature TidesDB does not have yet, each listed with
-# its reason in docs/SQL-ENGINE.md ("Stock suites"): foreign keys (update_delete_number);
-# rpl_alter, whose recorded result names MyISAM (InnoDB fails it the same way); and six
+# its reason in docs/SQL-ENGINE.md ("Stock suites"): rpl_alter, whose recorded result names MyISAM (InnoDB fails it the same way); and six
 # replication tests of engines/funcs that replicate TidesDB tables in STATEMENT format,
 # which TidesDB refuses (1665, as MyRocks: its UPDATE and DELETE read a snapshot, so a
 # replayed statement could find other rows; docs/SQL-ENGINE.md "Replication").
 # (mtr matches the pattern anywhere in "suite.test": $ keeps rpl_sp from also skipping
 # rpl_sp004 and rpl_sp_effects.)
-STOCK_SKIP='engines/iuds.update_delete_number|engines/funcs.rpl_alter|engines/funcs.rpl_sp$'
+STOCK_SKIP='engines/funcs.rpl_alter|engines/funcs.rpl_sp$'
 STOCK_SKIP+='|engines/funcs.rpl_stm_mystery22$|engines/funcs.rpl_stm_no_op$|engines/funcs.rpl_switch_stm_row_mixed$'
 STOCK_SKIP+='|engines/funcs.rpl_temp_table$|engines/funcs.rpl_trigger$'
 
