@@ -36,8 +36,9 @@ constexpr char kStatsPrefix = 'S';
 constexpr char kChildPrefix = 'R';
 constexpr uint64_t kDictionaryVersion = 1;
 // 2: the .frm version follows the AUTO_INCREMENT start. 3: then the schema history
-// (instant ADD COLUMN). 4: then the foreign keys.
-constexpr uint64_t kTableDefVersion = 4;
+// (instant ADD COLUMN). 4: then the foreign keys. 5: mapped layouts in the schema history
+// (instant DROP COLUMN, ADD COLUMN anywhere).
+constexpr uint64_t kTableDefVersion = 5;
 constexpr uint64_t kTableStatsVersion = 1;
 constexpr char kDictionaryCf[] = "tidesql-dictionary";
 constexpr char kIndexCfPrefix[] = "idx-";
@@ -98,6 +99,15 @@ std::string encode_table_def(const TableDef& def) {
     put_varint(&v, o.version);
     put_varint(&v, o.stored_columns);
     put_varint(&v, o.null_bytes);
+    v.push_back(o.mapped ? 1 : 0);
+    if (!o.mapped) continue;
+    put_varint(&v, o.columns.size());
+    for (const TableDef::SchemaVersion::Column& c : o.columns) {
+      put_varint(&v, static_cast<uint64_t>(c.stored + 1));
+      put_varint(&v, static_cast<uint64_t>(c.null_bit + 1));
+      v.push_back(static_cast<char>(c.length_bytes));
+      put_varint(&v, c.skip_length);
+    }
   }
   put_varint(&v, def.added_columns.size());
   for (const TableDef::AddedColumn& a : def.added_columns) {
@@ -159,8 +169,30 @@ tidesdb::Status decode_table_def(std::string_view v, const std::string& name, Ta
     if (!get_varint(&v, &n) || n > 65536) return malformed;
     for (uint64_t i = 0; i < n; i++) {
       if (!get_varint(&v, &a) || !get_varint(&v, &b) || !get_varint(&v, &c)) return malformed;
-      def->old_versions.push_back(
-          {static_cast<uint32_t>(a), static_cast<uint32_t>(b), static_cast<uint32_t>(c)});
+      TableDef::SchemaVersion o;
+      o.version = static_cast<uint32_t>(a);
+      o.stored_columns = static_cast<uint32_t>(b);
+      o.null_bytes = static_cast<uint32_t>(c);
+      if (version >= 5) {
+        if (v.empty()) return malformed;
+        o.mapped = v[0] != 0;
+        v.remove_prefix(1);
+        uint64_t count = 0;
+        if (o.mapped && (!get_varint(&v, &count) || count > 65536)) return malformed;
+        for (uint64_t k = 0; k < count; k++) {
+          uint64_t stored, null_bit, skip;
+          if (!get_varint(&v, &stored) || !get_varint(&v, &null_bit) || v.empty()) return malformed;
+          TableDef::SchemaVersion::Column col;
+          col.stored = static_cast<int32_t>(stored) - 1;
+          col.null_bit = static_cast<int32_t>(null_bit) - 1;
+          col.length_bytes = static_cast<uint8_t>(v[0]);
+          v.remove_prefix(1);
+          if (col.length_bytes > 4 || !get_varint(&v, &skip)) return malformed;
+          col.skip_length = static_cast<uint32_t>(skip);
+          o.columns.push_back(col);
+        }
+      }
+      def->old_versions.push_back(std::move(o));
     }
     if (!get_varint(&v, &n) || n > 65536) return malformed;
     for (uint64_t i = 0; i < n; i++) {

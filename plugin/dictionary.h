@@ -55,10 +55,25 @@ struct TableDef {
     uint32_t version = 0;
     uint32_t stored_columns = 0;
     uint32_t null_bytes = 0;
+    // Mapped layouts (instant DROP COLUMN, ADD COLUMN FIRST / AFTER, column reordering):
+    // the version's stored columns in their order, each with where it is today and where
+    // its null bit was. A version that is not mapped holds the first stored_columns of
+    // today's stored columns, their null bits where they are today (instant ADD COLUMN at
+    // the end); the first mapping ALTER converts those.
+    struct Column {
+      int32_t stored = -1;    // today's stored-column index; -1: dropped since
+      int32_t null_bit = -1;  // bit number in this version's null bitmap; -1: NOT NULL
+      // A dropped column's packed value: skip_length bytes (length_bytes 0), or a
+      // little-endian length of length_bytes bytes and that many bytes (Field::pack).
+      uint8_t length_bytes = 0;
+      uint32_t skip_length = 0;
+    };
+    bool mapped = false;
+    std::vector<Column> columns;
   };
   std::vector<SchemaVersion> old_versions;
   struct AddedColumn {
-    uint32_t stored_index = 0;  // among the stored columns, in column order
+    uint32_t stored_index = 0;  // among today's stored columns, in column order
     bool is_null = false;
     std::string packed;  // Field::pack of the value, unless is_null
   };

@@ -81,6 +81,12 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   // as before; and the TableDef that records the change (the rows keep their bytes).
   bool columns_appended(const TABLE* altered_table) const;
   TableDef schema_with_added_columns(const TABLE* altered_table) const;
+  // Instant DROP COLUMN, ADD COLUMN anywhere, reordered columns: whether the kept columns
+  // keep their packed forms, the dropped ones can be stepped over in old rows and the
+  // added ones have constant defaults; and the TableDef that records the change (every
+  // earlier version's layout mapped onto the new columns).
+  bool columns_remapped(const TABLE* altered_table, const Alter_inplace_info* info) const;
+  TableDef schema_with_remapped_columns(const TABLE* altered_table, const Alter_inplace_info* info) const;
 
   // --- statistics (ha_tidesdb.cc)
   int info(uint flag) override;

@@ -48,6 +48,70 @@ constexpr alter_table_operations kForeignKeyAlters = ALTER_ADD_FOREIGN_KEY | ALT
 // the values recorded for them (TableDef's schema history).
 constexpr alter_table_operations kColumnAdds = ALTER_ADD_STORED_BASE_COLUMN | ALTER_ADD_VIRTUAL_COLUMN;
 
+// Columns dropped or moved (and added anywhere): old rows keep their bytes too, read
+// through their version's mapped layout.
+constexpr alter_table_operations kColumnRemaps = ALTER_DROP_STORED_COLUMN | ALTER_DROP_VIRTUAL_COLUMN |
+                                                 ALTER_STORED_COLUMN_ORDER | ALTER_VIRTUAL_COLUMN_ORDER;
+
+// How to step over a dropped column's Field::pack bytes in rows written before it was
+// dropped; false if this engine does not know its packed form.
+bool packed_form(const Field* f, TableDef::SchemaVersion::Column* c) {
+  if (f->compression_method() != nullptr) return false;
+  if (const auto* blob = dynamic_cast<const Field_blob*>(f)) {
+    c->length_bytes = static_cast<uint8_t>(blob->pack_length_no_ptr());
+    return true;
+  }
+  if (const auto* var = dynamic_cast<const Field_varstring*>(f)) {
+    c->length_bytes = static_cast<uint8_t>(var->length_bytes);
+    return true;
+  }
+  switch (f->real_type()) {
+    case MYSQL_TYPE_STRING:  // CHAR: a length (2 bytes past 255), the value without its padding
+      c->length_bytes = f->field_length > 255 ? 2 : 1;
+      return true;
+    case MYSQL_TYPE_TINY:
+    case MYSQL_TYPE_SHORT:
+    case MYSQL_TYPE_INT24:
+    case MYSQL_TYPE_LONG:
+    case MYSQL_TYPE_LONGLONG:
+    case MYSQL_TYPE_FLOAT:
+    case MYSQL_TYPE_DOUBLE:
+    case MYSQL_TYPE_NEWDECIMAL:
+    case MYSQL_TYPE_YEAR:
+    case MYSQL_TYPE_DATE:
+    case MYSQL_TYPE_NEWDATE:
+    case MYSQL_TYPE_TIME:
+    case MYSQL_TYPE_TIME2:
+    case MYSQL_TYPE_DATETIME:
+    case MYSQL_TYPE_DATETIME2:
+    case MYSQL_TYPE_TIMESTAMP:
+    case MYSQL_TYPE_TIMESTAMP2:
+    case MYSQL_TYPE_ENUM:
+    case MYSQL_TYPE_SET:
+    case MYSQL_TYPE_BIT:  // the odd bits' byte, then the whole bytes
+      c->length_bytes = 0;
+      c->skip_length = f->pack_length();
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The null bit of `f` as a bit number of its record's null bitmap; -1 if NOT NULL.
+int32_t null_bit_number(const Field* f, const uchar* record) {
+  if (!f->real_maybe_null()) return -1;
+  return static_cast<int32_t>((f->null_ptr - record) * 8 + __builtin_ctz(f->null_bit));
+}
+
+// A constant default that one recorded value gives every existing row (an expression,
+// CURRENT_TIMESTAMP or AUTO_INCREMENT give each row its own value, which only a copy
+// writes; a BLOB's value would point outside the record).
+bool constant_default(const Field* added) {
+  return added->default_value == nullptr && !added->has_default_now_unireg_check() &&
+         !(added->flags & AUTO_INCREMENT_FLAG) && !added->vers_sys_field() &&
+         dynamic_cast<const Field_blob*>(added) == nullptr;
+}
+
 // Index entries written per library write while an index is built, and gathered (then
 // sorted) before they are written.
 constexpr size_t kBuildBatchBytes = 4 << 20;
@@ -109,21 +173,142 @@ bool ha_tidesdb::columns_appended(const TABLE* altered_table) const {
   }
   for (uint i = table->s->fields; i < altered_table->s->fields; i++) {
     const Field* added = altered_table->field[i];
-    if (!added->stored_in_db()) continue;
-    // A constant default, recorded once for the rows already there; AUTO_INCREMENT and
-    // expression defaults give each row its own value, which only a copy writes.
-    if (added->default_value != nullptr || added->has_default_now_unireg_check() ||
-        (added->flags & AUTO_INCREMENT_FLAG) || added->vers_sys_field() ||
-        dynamic_cast<const Field_blob*>(added))
-      return false;
+    if (added->stored_in_db() && !constant_default(added)) return false;
   }
   return true;
+}
+
+bool ha_tidesdb::columns_remapped(const TABLE* altered_table, const Alter_inplace_info* info) const {
+  if (table->part_info != nullptr) return false;
+  std::vector<bool> kept(table->s->fields, false);
+  uint j = 0;
+  for (const Create_field& cf : const_cast<Alter_info*>(info->alter_info)->create_list) {
+    if (j >= altered_table->s->fields) return false;
+    const Field* now = altered_table->field[j++];
+    if (cf.field == nullptr) {
+      if (now->stored_in_db() && !constant_default(now)) return false;
+      continue;
+    }
+    const Field* was = cf.field;
+    if (was->table != table) return false;
+    kept[was->field_index] = true;
+    // Kept columns keep their packed form.
+    if (was->real_type() != now->real_type() || was->pack_length() != now->pack_length() ||
+        was->stored_in_db() != now->stored_in_db() || was->real_maybe_null() != now->real_maybe_null() ||
+        was->charset() != now->charset() || was->decimals() != now->decimals() ||
+        was->field_length != now->field_length)
+      return false;
+  }
+  if (j != altered_table->s->fields) return false;
+  // Dropped columns must be skippable in old rows, and named by no foreign key (the
+  // server refuses that, on the copy path).
+  std::vector<std::vector<std::string>> fk_columns;
+  if (fk_ != nullptr) {
+    refresh_foreign_keys();
+    for (const ForeignKeyDef& fk : fk_->fks) fk_columns.push_back(fk.columns);
+    if (fk_->has_children) return false;
+  }
+  for (uint i = 0; i < table->s->fields; i++) {
+    if (kept[i] || !table->field[i]->stored_in_db()) continue;
+    TableDef::SchemaVersion::Column c;
+    if (!packed_form(table->field[i], &c)) return false;
+    for (const auto& columns : fk_columns)
+      for (const std::string& name : columns)
+        if (my_strcasecmp(system_charset_info, name.c_str(), table->field[i]->field_name.str) == 0)
+          return false;
+  }
+  return true;
+}
+
+TableDef ha_tidesdb::schema_with_remapped_columns(const TABLE* altered_table,
+                                                  const Alter_inplace_info* info) const {
+  TableDef def = share_->def;
+  const uchar* record = table->record[0];
+  // Today's stored index of each column, and where each goes.
+  std::vector<int> old_stored(table->s->fields, -1), stored_field;
+  for (uint i = 0; i < table->s->fields; i++) {
+    if (!table->field[i]->stored_in_db()) continue;
+    old_stored[i] = static_cast<int>(stored_field.size());
+    stored_field.push_back(static_cast<int>(i));
+  }
+  std::vector<int> new_stored_of_new(altered_table->s->fields, -1);
+  int count = 0;
+  for (uint j = 0; j < altered_table->s->fields; j++)
+    if (altered_table->field[j]->stored_in_db()) new_stored_of_new[j] = count++;
+  std::vector<int> remap(stored_field.size(), -1);  // today's stored index -> the new one
+  uint j = 0;
+  for (const Create_field& cf : const_cast<Alter_info*>(info->alter_info)->create_list) {
+    if (cf.field != nullptr && old_stored[cf.field->field_index] >= 0)
+      remap[old_stored[cf.field->field_index]] = new_stored_of_new[j];
+    j++;
+  }
+  // Column i of today's table as an earlier version holds it: where it goes, how to skip
+  // it if it is dropped.
+  auto column_of = [&](int stored_index, int32_t null_bit) {
+    TableDef::SchemaVersion::Column c;
+    c.stored = remap[stored_index];
+    c.null_bit = null_bit;
+    if (c.stored < 0) packed_form(table->field[stored_field[stored_index]], &c);
+    return c;
+  };
+  for (TableDef::SchemaVersion& o : def.old_versions) {
+    if (!o.mapped) {
+      // A prefix of today's stored columns with today's null bits.
+      o.columns.clear();
+      for (uint k = 0; k < o.stored_columns && k < stored_field.size(); k++)
+        o.columns.push_back(column_of(k, null_bit_number(table->field[stored_field[k]], record)));
+      o.mapped = true;
+      continue;
+    }
+    for (TableDef::SchemaVersion::Column& c : o.columns) {
+      if (c.stored < 0) continue;
+      TableDef::SchemaVersion::Column moved = column_of(c.stored, c.null_bit);
+      c = moved;
+    }
+  }
+  TableDef::SchemaVersion current;
+  current.version = def.schema_version;
+  current.stored_columns = static_cast<uint32_t>(stored_field.size());
+  current.null_bytes = table->s->null_bytes;
+  current.mapped = true;
+  for (size_t k = 0; k < stored_field.size(); k++)
+    current.columns.push_back(
+        column_of(static_cast<int>(k), null_bit_number(table->field[stored_field[k]], record)));
+  def.old_versions.push_back(std::move(current));
+  def.schema_version++;
+  // Defaults recorded for columns added earlier follow them (or go with them).
+  std::vector<TableDef::AddedColumn> added_columns;
+  for (TableDef::AddedColumn& a : def.added_columns) {
+    if (a.stored_index >= remap.size() || remap[a.stored_index] < 0) continue;
+    a.stored_index = static_cast<uint32_t>(remap[a.stored_index]);
+    added_columns.push_back(std::move(a));
+  }
+  // And those of the columns this ALTER adds.
+  const uchar* defaults = altered_table->s->default_values;
+  std::vector<uchar> buffer;
+  j = 0;
+  for (const Create_field& cf : const_cast<Alter_info*>(info->alter_info)->create_list) {
+    Field* f = altered_table->field[j];
+    const int stored_index = new_stored_of_new[j++];
+    if (cf.field != nullptr || stored_index < 0) continue;
+    TableDef::AddedColumn added;
+    added.stored_index = static_cast<uint32_t>(stored_index);
+    added.is_null = f->real_maybe_null() && f->is_null_in_record(defaults);
+    if (!added.is_null) {
+      buffer.resize(f->pack_length() + 16);
+      uchar* end = f->pack(buffer.data(), defaults + f->offset(altered_table->record[0]));
+      added.packed.assign(reinterpret_cast<const char*>(buffer.data()), end - buffer.data());
+    }
+    added_columns.push_back(std::move(added));
+  }
+  def.added_columns = std::move(added_columns);
+  return def;
 }
 
 enum_alter_inplace_result ha_tidesdb::check_if_supported_inplace_alter(TABLE* altered_table,
                                                                        Alter_inplace_info* info) {
   const alter_table_operations flags = info->handler_flags;
-  if (flags & ~(kMetadataOnlyAlters | kIndexAlters | kColumnAdds | kForeignKeyAlters))
+  if (flags & ~(kMetadataOnlyAlters | kIndexAlters | kColumnAdds | kColumnRemaps | kForeignKeyAlters))
     return HA_ALTER_INPLACE_NOT_SUPPORTED;
   // Foreign keys: a dropped index a key needs is refused (as InnoDB); renamed columns a key
   // names and added or dropped keys are metadata (the dictionary's definitions), when
@@ -138,7 +323,7 @@ enum_alter_inplace_result ha_tidesdb::check_if_supported_inplace_alter(TABLE* al
   const bool renames_fk_columns = !foreign_key_column_renames(info).empty();
   if (flags & kForeignKeyAlters) {
     // (The server reorders the keys of a table that gains a foreign key: ALTER_INDEX_ORDER.)
-    if ((flags & ((kIndexAlters & ~ALTER_INDEX_ORDER) | kColumnAdds)) || renames_fk_columns)
+    if ((flags & ((kIndexAlters & ~ALTER_INDEX_ORDER) | kColumnAdds | kColumnRemaps)) || renames_fk_columns)
       return HA_ALTER_INPLACE_NOT_SUPPORTED;
     if ((flags & ALTER_ADD_FOREIGN_KEY) &&
         !(ha_thd()->variables.option_bits & OPTION_NO_FOREIGN_KEY_CHECKS)) {
@@ -146,7 +331,8 @@ enum_alter_inplace_result ha_tidesdb::check_if_supported_inplace_alter(TABLE* al
       return HA_ALTER_INPLACE_NOT_SUPPORTED;
     }
   }
-  if (renames_fk_columns && (flags & (kIndexAlters | kColumnAdds))) return HA_ALTER_INPLACE_NOT_SUPPORTED;
+  if (renames_fk_columns && (flags & (kIndexAlters | kColumnAdds | kColumnRemaps)))
+    return HA_ALTER_INPLACE_NOT_SUPPORTED;
   // A column family's options cannot change once it is made: a changed table option
   // (COMPRESSION=, BLOOM_FPR=, ...) rebuilds the table through the copy path.
   if ((flags & ALTER_CHANGE_CREATE_OPTION) && table_options_differ(table->s, info->create_info))
@@ -155,9 +341,11 @@ enum_alter_inplace_result ha_tidesdb::check_if_supported_inplace_alter(TABLE* al
   // engine's counter, ENGINE= and ROW_FORMAT= ask for a rebuild).
   if ((flags & ALTER_CHANGE_CREATE_OPTION) && (info->create_info->used_fields & ~HA_CREATE_USED_COMMENT))
     return HA_ALTER_INPLACE_NOT_SUPPORTED;
-  if (flags & kColumnAdds) {
-    if ((flags & kIndexAlters) || !columns_appended(altered_table)) return HA_ALTER_INPLACE_NOT_SUPPORTED;
-    return HA_ALTER_INPLACE_INSTANT;
+  if (flags & (kColumnAdds | kColumnRemaps)) {
+    if (flags & kIndexAlters) return HA_ALTER_INPLACE_NOT_SUPPORTED;
+    if (!(flags & kColumnRemaps) && columns_appended(altered_table)) return HA_ALTER_INPLACE_INSTANT;
+    if (columns_remapped(altered_table, info)) return HA_ALTER_INPLACE_INSTANT;
+    return HA_ALTER_INPLACE_NOT_SUPPORTED;
   }
   if (!(flags & kIndexAlters)) return HA_ALTER_INPLACE_INSTANT;
 
@@ -465,8 +653,12 @@ bool ha_tidesdb::commit_inplace_alter_table(TABLE* altered_table, Alter_inplace_
   if (alter->changes_indexes) {
     s = dictionary_replace_indexes(share_->name, alter->index_ids, version, alter->dropped,
                                    alter->changes_foreign_keys ? &alter->foreign_keys : nullptr);
-  } else if (info->handler_flags & kColumnAdds) {
-    s = dictionary_set_schema(share_->name, schema_with_added_columns(altered_table), version);
+  } else if (info->handler_flags & (kColumnAdds | kColumnRemaps)) {
+    const bool appended = !(info->handler_flags & kColumnRemaps) && columns_appended(altered_table);
+    s = dictionary_set_schema(share_->name,
+                              appended ? schema_with_added_columns(altered_table)
+                                       : schema_with_remapped_columns(altered_table, info),
+                              version);
   } else if (alter->changes_foreign_keys) {
     s = dictionary_set_foreign_keys(share_->name, alter->foreign_keys, version);
   } else if (!alter->renamed_columns.empty()) {

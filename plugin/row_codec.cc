@@ -3,6 +3,8 @@
 #include <field.h>
 #include <mysqld_error.h>
 
+#include <vector>
+
 #include "coding.h"
 #include "engine.h"
 
@@ -33,6 +35,93 @@ void encode_row(TABLE* table, const uchar* record, uint32_t schema_version, std:
   out->resize(to - start);
 }
 
+namespace {
+
+// Fills `f` (pointed at the target row) from a column added since the row was written:
+// the value recorded when it was added. False if none was recorded.
+bool fill_added_column(Field* f, const TableDef& def, uint stored_index) {
+  const TableDef::AddedColumn* added = def.added_column(stored_index);
+  if (added == nullptr) return false;
+  if (f->real_maybe_null()) {
+    if (added->is_null)
+      f->set_null();
+    else
+      f->set_notnull();
+  }
+  if (added->is_null) {
+    f->reset();
+    return true;
+  }
+  const uchar* source = reinterpret_cast<const uchar*>(added->packed.data());
+  const uchar* end = source + added->packed.size();
+  const uchar* next = f->unpack(f->ptr, source, end);
+  return next != nullptr && next <= end;
+}
+
+// A row of a mapped schema version: its stored columns in its own order, each moved to
+// where it is today (or stepped over, dropped since), its null bits read from where that
+// version kept them; today's columns it does not hold take the values recorded for them.
+int decode_mapped_row(TABLE* table, const TableDef& def, const TableDef::SchemaVersion& version,
+                      std::string_view value, uchar* record) {
+  TABLE_SHARE* share = table->s;
+  if (value.size() < version.null_bytes) return HA_ERR_CRASHED;
+  const uchar* bitmap = reinterpret_cast<const uchar*>(value.data());
+  const uchar* from = bitmap + version.null_bytes;
+  const uchar* end = reinterpret_cast<const uchar*>(value.data()) + value.size();
+  memcpy(record, share->default_values, share->null_bytes);
+  std::vector<Field*> stored;
+  for (Field** fp = table->field; *fp; fp++)
+    if ((*fp)->stored_in_db()) stored.push_back(*fp);
+  std::vector<bool> filled(stored.size(), false);
+  const my_ptrdiff_t diff = record - table->record[0];
+  for (const TableDef::SchemaVersion::Column& c : version.columns) {
+    const bool is_null = c.null_bit >= 0 && static_cast<uint>(c.null_bit / 8) < version.null_bytes &&
+                         (bitmap[c.null_bit / 8] & (1u << (c.null_bit % 8))) != 0;
+    if (c.stored < 0) {
+      if (is_null) continue;
+      size_t length = c.skip_length;
+      if (c.length_bytes != 0) {
+        if (static_cast<size_t>(end - from) < c.length_bytes) return HA_ERR_CRASHED;
+        length = 0;
+        for (uint i = 0; i < c.length_bytes; i++) length |= static_cast<size_t>(from[i]) << (8 * i);
+        from += c.length_bytes;
+      }
+      if (static_cast<size_t>(end - from) < length) return HA_ERR_CRASHED;
+      from += length;
+      continue;
+    }
+    if (static_cast<size_t>(c.stored) >= stored.size() || filled[c.stored]) return HA_ERR_CRASHED;
+    Field* f = stored[c.stored];
+    filled[c.stored] = true;
+    if (diff != 0) f->move_field_offset(diff);
+    if (f->real_maybe_null()) {
+      if (is_null)
+        f->set_null();
+      else
+        f->set_notnull();
+    }
+    const uchar* next = from;
+    if (is_null)
+      f->reset();
+    else
+      next = f->unpack(f->ptr, from, end);
+    if (diff != 0) f->move_field_offset(-diff);
+    if (next == nullptr || next > end) return HA_ERR_CRASHED;
+    from = next;
+  }
+  for (size_t i = 0; i < stored.size(); i++) {
+    if (filled[i]) continue;
+    Field* f = stored[i];
+    if (diff != 0) f->move_field_offset(diff);
+    const bool ok = fill_added_column(f, def, static_cast<uint>(i));
+    if (diff != 0) f->move_field_offset(-diff);
+    if (!ok) return HA_ERR_CRASHED;
+  }
+  return 0;
+}
+
+}  // namespace
+
 int decode_row(TABLE* table, const TableDef& def, std::string_view value, uchar* record) {
   TABLE_SHARE* share = table->s;
   if (value.empty()) return HA_ERR_CRASHED;
@@ -50,10 +139,12 @@ int decode_row(TABLE* table, const TableDef& def, std::string_view value, uchar*
   uint64_t schema_version;
   if (!get_varint(&value, &schema_version)) return HA_ERR_CRASHED;
   // The row's layout: today's, or an earlier version's (fewer columns, maybe a shorter
-  // null bitmap; the bits of the columns it has are where they are today).
+  // null bitmap; the bits of the columns it has are where they are today), or an earlier
+  // mapped one (decode_mapped_row).
   uint stored_columns = ~0u, null_bytes = share->null_bytes;
   if (schema_version != def.schema_version) {
     const TableDef::SchemaVersion* old = def.old_version(static_cast<uint32_t>(schema_version));
+    if (old != nullptr && old->mapped) return decode_mapped_row(table, def, *old, value, record);
     if (old != nullptr) {
       stored_columns = old->stored_columns;
       null_bytes = old->null_bytes;
