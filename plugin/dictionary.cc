@@ -604,7 +604,9 @@ tidesdb::Status dictionary_set_foreign_keys(const std::string& name, const std::
   def.frm_version = frm_version;
   if (s.ok()) s = txn->Put(dictionary_cf, table_key(name), encode_table_def(def));
   if (s.ok()) s = txn->Commit();
-  if (s.ok()) fk_generation.fetch_add(1);
+  if (!s.ok()) return s;
+  fk_generation.fetch_add(1);
+  crash_point("alter_foreign_keys_after_commit");
   return s;
 }
 
