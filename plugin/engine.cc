@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "dictionary.h"
+#include "status.h"
 #include "sysvars.h"
 
 // Declared by no 10.11 header; exported by mariadbd (MyRocks uses it the same way).
@@ -32,6 +33,7 @@ void log_library_message(tidesdb::LogLevel level, std::string_view message) {
       break;
     default:
       sql_print_error("TidesDB: %.*s", length, message.data());
+      note_background_error(message);
       break;
   }
 }

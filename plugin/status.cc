@@ -31,7 +31,12 @@ LibraryCounters library;
 std::mutex library_mutex;
 // Copies of the connection-side counters, so the array below holds plain values.
 unsigned long long rows_read, rows_inserted, rows_updated, rows_deleted, transactions, commits, rollbacks,
-    conflicts, prepares, binlog_checkpoints;
+    conflicts, prepares, binlog_checkpoints, background_errors;
+
+// The latest background error and when it came (wall clock, microseconds).
+std::mutex background_error_mutex;
+std::string latest_background_error;
+uint64_t latest_background_error_micros = 0;
 
 void refresh() {
   rows_read = status_counters.rows_read.load();
@@ -44,6 +49,7 @@ void refresh() {
   conflicts = status_counters.conflicts.load();
   prepares = status_counters.prepares.load();
   binlog_checkpoints = status_counters.binlog_checkpoints.load();
+  background_errors = status_counters.background_errors.load();
   tidesdb::DB* db = base_db();
   if (db == nullptr) return;
   std::string stats, cache, txn;
@@ -76,6 +82,7 @@ SHOW_VAR exported[] = {
     {"conflicts", reinterpret_cast<char*>(&conflicts), SHOW_ULONGLONG},
     {"prepares", reinterpret_cast<char*>(&prepares), SHOW_ULONGLONG},
     {"binlog_checkpoints", reinterpret_cast<char*>(&binlog_checkpoints), SHOW_ULONGLONG},
+    {"background_errors", reinterpret_cast<char*>(&background_errors), SHOW_ULONGLONG},
     {"lock_wait_timeouts", reinterpret_cast<char*>(&library.lock_timeouts), SHOW_ULONGLONG},
     {"deadlocks", reinterpret_cast<char*>(&library.deadlocks), SHOW_ULONGLONG},
     {"block_cache_hits", reinterpret_cast<char*>(&library.block_cache_hits), SHOW_ULONGLONG},
@@ -266,6 +273,21 @@ std::string engine_report(THD* thd) {
     if (!t.query.empty()) out += "statement: " + t.query + "\n";
   }
 
+  heading(&out, "BACKGROUND ERRORS");
+  {
+    std::lock_guard<std::mutex> guard(background_error_mutex);
+    out += n(status_counters.background_errors.load()) + " since the engine started";
+    if (!latest_background_error.empty()) {
+      char when[32];
+      snprintf(when, sizeof(when), "%.0f",
+               now > latest_background_error_micros
+                   ? static_cast<double>(now - latest_background_error_micros) / 1e6
+                   : 0.0);
+      out += "; the latest " + std::string(when) + " s ago: " + latest_background_error;
+    }
+    out += "\n";
+  }
+
   heading(&out, "LATEST CONFLICT OR DEADLOCK");
   std::string latest = latest_conflict(thd);
   out += latest.empty() ? "None since the engine started\n" : latest;
@@ -280,6 +302,13 @@ std::string engine_report(THD* thd) {
 }
 
 }  // namespace
+
+void note_background_error(std::string_view message) {
+  status_counters.background_errors.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> guard(background_error_mutex);
+  latest_background_error.assign(message.data(), message.size());
+  latest_background_error_micros = my_hrtime().val;
+}
 
 bool show_engine_status(handlerton*, THD* thd, stat_print_fn* print, enum ha_stat_type stat) {
   if (stat != HA_ENGINE_STATUS || base_db() == nullptr) return false;

@@ -8,6 +8,7 @@
 #include <mysql/plugin.h>
 
 #include <atomic>
+#include <string_view>
 
 namespace tidesql {
 
@@ -23,7 +24,13 @@ struct StatusCounters {
   std::atomic<unsigned long long> lock_wait_timeouts{0};
   std::atomic<unsigned long long> prepares{0};            // two-phase commits' first phases
   std::atomic<unsigned long long> binlog_checkpoints{0};  // commit_checkpoint_request answered
+  // Errors the library reported from its own threads (a failed flush or compaction: a
+  // full disk, a corrupt file), also in the error log.
+  std::atomic<unsigned long long> background_errors{0};
 };
+
+// Counts a library error message and keeps it as the latest (SHOW ENGINE TIDESDB STATUS).
+void note_background_error(std::string_view message);
 
 extern StatusCounters status_counters;
 

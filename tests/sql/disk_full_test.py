@@ -12,6 +12,8 @@ every acknowledged commit, until a statement or COMMIT fails. Then:
     a hang or a silent success; the error log says why;
   * the server still answers, and every acknowledged transaction is readable (all its rows,
     through the primary key and the secondary index), nothing of the failed one is;
+  * a flush or compaction that failed on the full disk (in the error log) is counted in
+    Tidesdb_background_errors and shown in SHOW ENGINE TIDESDB STATUS;
   * more writes while the disk is still full fail the same way and leave nothing behind;
   * the tmpfs is grown (remount with a larger size): writes succeed again, now or after a
     restart (the library may ask for a reopen after a failed WAL write: then the server
@@ -176,6 +178,21 @@ def main():
             conn = server.connect()
             conn.cursor().execute("USE test")
             check_contents(conn, ledger, problems, "disk full")
+
+            # A failed flush or compaction (the library's own threads) is counted and shown.
+            c = conn.cursor()
+            c.execute("SHOW GLOBAL STATUS LIKE 'Tidesdb_background_errors'")
+            background_errors = int(c.fetchone()[1])
+            c.execute("SHOW ENGINE TIDESDB STATUS")
+            report = c.fetchone()[2]
+            tail = server.log_tail(400)
+            logged = any(m in tail for m in ("TidesDB: flush failed", "TidesDB: compaction of cf"))
+            print("disk_full_test: %d background errors counted (log: %s)" % (
+                background_errors, "a flush or compaction failed" if logged else "no background failure"), flush=True)
+            if logged and (background_errors == 0 or "the latest" not in report.split("BACKGROUND ERRORS")[1]):
+                problems.append("a background failure was logged but Tidesdb_background_errors is %d and the "
+                                "status report says: %s" % (background_errors,
+                                                            report.split("BACKGROUND ERRORS")[1][:200]))
 
             # More writes while full: the same clear error, nothing left behind.
             for _ in range(3):
