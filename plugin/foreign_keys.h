@@ -85,6 +85,13 @@ struct ForeignKeyState {
   void drop_clones();
 };
 
+// The dictionary name of table `table` of database `db` (SQL names, lower-cased as
+// lower_case_table_names says), and the SQL names of the table called `name` there.
+std::string dictionary_name_of(std::string db, std::string table);
+void sql_names(const std::string& name, std::string* db, std::string* table);
+// Whether `name` (a dictionary name) is one of a copying ALTER's temporary tables (#sql-...).
+bool is_alter_temporary(const std::string& name);
+
 // The SQL clause of a foreign key, as SHOW CREATE TABLE and the error messages show it:
 // CONSTRAINT `n` FOREIGN KEY (`a`) REFERENCES `t` (`b`) ON DELETE CASCADE. The parent is
 // qualified by its database when that is not child_db.

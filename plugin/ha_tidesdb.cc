@@ -2,7 +2,6 @@
 
 #include <mysqld_error.h>
 #include <sql_class.h>
-#include <sql_table.h>
 
 #include <algorithm>
 
@@ -184,22 +183,16 @@ int ha_tidesdb::rename_table(const char* from, const char* to) {
   THD* thd = ha_thd();
   std::string from_name = dictionary_name(from), to_name = dictionary_name(to);
   std::string moved_from = from_name;
-  const auto temporary = [](const std::string& n) { return n.find("/#sql") != std::string::npos; };
+  const auto temporary = [](const std::string& n) { return is_alter_temporary(n); };
   if (temporary(from_name) && thd_sql_command(thd) == SQLCOM_ALTER_TABLE &&
       thd->lex->query_tables != nullptr) {
     const TABLE_LIST* tl = thd->lex->query_tables;
-    char path[FN_REFLEN + 1];
-    build_table_filename(path, sizeof(path) - 1, tl->db.str, tl->table_name.str, "", 0);
-    moved_from = dictionary_name(path);  // the table this ALTER started from
+    // The table this ALTER started from.
+    moved_from = dictionary_name_of(std::string(tl->db.str, tl->db.length),
+                                    std::string(tl->table_name.str, tl->table_name.length));
   }
   std::string to_db, to_table;
-  if (!temporary(to_name)) {
-    char buf[NAME_LEN + 1];
-    filename_to_tablename(to_name.substr(0, to_name.find('/')).c_str(), buf, sizeof(buf), true);
-    to_db = buf;
-    filename_to_tablename(to_name.substr(to_name.find('/') + 1).c_str(), buf, sizeof(buf), true);
-    to_table = buf;
-  }
+  if (!temporary(to_name)) sql_names(to_name, &to_db, &to_table);
   tidesdb::Status s;
   if (temporary(to_name) || (temporary(from_name) && moved_from == to_name)) {
     s = dictionary_rename_table(from_name, to_name);

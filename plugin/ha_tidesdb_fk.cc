@@ -55,27 +55,6 @@ const char* action_name(uint8_t option) {
 
 bool modifies_child(uint8_t option) { return option >= FK_OPTION_CASCADE; }
 
-// The dictionary name of table `table` of database `db` (SQL names).
-std::string dictionary_name_of(std::string db, std::string table) {
-  if (lower_case_table_names) {
-    my_casedn_str(files_charset_info, db.data());
-    my_casedn_str(files_charset_info, table.data());
-  }
-  char path[FN_REFLEN + 1];
-  build_table_filename(path, sizeof(path) - 1, db.c_str(), table.c_str(), "", 0);
-  return dictionary_name(path);
-}
-
-// The SQL names of the table with dictionary name `name`.
-void sql_names(const std::string& name, std::string* db, std::string* table) {
-  size_t slash = name.find('/');
-  char buf[NAME_LEN + 1];
-  filename_to_tablename(name.substr(0, slash).c_str(), buf, sizeof(buf), true);
-  *db = buf;
-  filename_to_tablename(name.substr(slash + 1).c_str(), buf, sizeof(buf), true);
-  *table = buf;
-}
-
 // 1-based number of the column called `name` among `fields`, 0 if none.
 uint field_number(Field** fields, const std::string& name) {
   for (uint i = 0; fields[i] != nullptr; i++)
@@ -167,6 +146,29 @@ LEX_CSTRING* lex_string(THD* thd, const std::string& s) {
 }
 
 }  // namespace
+
+std::string dictionary_name_of(std::string db, std::string table) {
+  if (lower_case_table_names) {
+    my_casedn_str(files_charset_info, db.data());
+    my_casedn_str(files_charset_info, table.data());
+  }
+  char path[FN_REFLEN + 1];
+  build_table_filename(path, sizeof(path) - 1, db.c_str(), table.c_str(), "", 0);
+  return dictionary_name(path);
+}
+
+void sql_names(const std::string& name, std::string* db, std::string* table) {
+  size_t slash = name.find('/');
+  char buf[NAME_LEN + 1];
+  filename_to_tablename(name.substr(0, slash).c_str(), buf, sizeof(buf), true);
+  *db = buf;
+  filename_to_tablename(name.substr(slash + 1).c_str(), buf, sizeof(buf), true);
+  *table = buf;
+}
+
+bool is_alter_temporary(const std::string& name) {
+  return name.find("/" + std::string(tmp_file_prefix)) != std::string::npos;
+}
 
 std::string foreign_key_clause(const ForeignKeyDef& fk, const std::string& child_db) {
   std::string out =

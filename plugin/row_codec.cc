@@ -166,25 +166,13 @@ int decode_row(TABLE* table, const TableDef& def, std::string_view value, uchar*
     Field* f = *fp;
     if (!f->stored_in_db()) continue;
     if (diff != 0) f->move_field_offset(diff);
-    const uchar* source = from;
-    const uchar* source_end = end;
-    bool is_null = f->real_maybe_null() && f->is_null();
+    const bool is_null = f->real_maybe_null() && f->is_null();
     if (stored_index >= stored_columns) {
       // Added after the row was written: the value recorded when it was added.
-      const TableDef::AddedColumn* added = def.added_column(stored_index);
-      if (added == nullptr) {
-        if (diff != 0) f->move_field_offset(-diff);
-        return HA_ERR_CRASHED;
-      }
-      is_null = added->is_null;
-      if (f->real_maybe_null()) {
-        if (is_null)
-          f->set_null();
-        else
-          f->set_notnull();
-      }
-      source = reinterpret_cast<const uchar*>(added->packed.data());
-      source_end = source + added->packed.size();
+      const bool ok = fill_added_column(f, def, stored_index++);
+      if (diff != 0) f->move_field_offset(-diff);
+      if (!ok) return HA_ERR_CRASHED;
+      continue;
     }
     stored_index++;
     if (is_null) {
@@ -194,10 +182,10 @@ int decode_row(TABLE* table, const TableDef& def, std::string_view value, uchar*
       if (diff != 0) f->move_field_offset(-diff);
       continue;
     }
-    const uchar* next = f->unpack(f->ptr, source, source_end);
+    const uchar* next = f->unpack(f->ptr, from, end);
     if (diff != 0) f->move_field_offset(-diff);
-    if (next == nullptr || next > source_end) return HA_ERR_CRASHED;
-    if (source == from) from = next;
+    if (next == nullptr || next > end) return HA_ERR_CRASHED;
+    from = next;
   }
   return 0;
 }
