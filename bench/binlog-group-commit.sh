@@ -29,20 +29,7 @@ PORT=${PORT:-3391}
 
 mkdir -p "$OUT"
 . "$(dirname "${BASH_SOURCE[0]}")/private-server.sh"
-/usr/sbin/mariadbd --no-defaults --user=root --datadir="$DATA" --socket="$SOCK" --port="$PORT" \
-  --bind-address=127.0.0.1 --plugin-dir="$PLUGINS" --plugin-load-add=ha_tidesdb.so \
-  --plugin-load-add=ha_rocksdb.so --tidesdb=FORCE --max-connections=200 \
-  --log-bin="$DATA/binlog" --server-id=1 --sync-binlog=1 --binlog-format=ROW \
-  --innodb-buffer-pool-size=256M --innodb-flush-log-at-trx-commit=1 --innodb-log-file-size=256M \
-  --tidesdb-block-cache-size=256M --tidesdb-unified-memtable-sync-mode=FULL --tidesdb-default-sync-mode=FULL \
-  --rocksdb-block-cache-size=256M --rocksdb-flush-log-at-trx-commit=1 \
-  --log-error="$OUT/server.err" &
-SERVER_PID=$!
-for _ in $(seq 1 120); do
-  mariadb-admin --no-defaults --socket="$SOCK" -uroot ping >/dev/null 2>&1 && break
-  sleep 0.5
-done
-sql() { mariadb --no-defaults --socket="$SOCK" -uroot -N -e "$1"; }
+start_server 256M durable --log-bin="$DATA/binlog" --server-id=1 --sync-binlog=1 --binlog-format=ROW
 counter() { sql "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = '$1'"; }
 engine_fsyncs() {
   case $1 in

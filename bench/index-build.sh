@@ -25,19 +25,7 @@ PORT=${PORT:-3392}
 
 mkdir -p "$OUT"
 . "$(dirname "${BASH_SOURCE[0]}")/private-server.sh"
-/usr/sbin/mariadbd --no-defaults --user=root --datadir="$DATA" --socket="$SOCK" --port="$PORT" \
-  --bind-address=127.0.0.1 --plugin-dir="$PLUGINS" --plugin-load-add=ha_tidesdb.so \
-  --plugin-load-add=ha_rocksdb.so --tidesdb=FORCE --max-recursive-iterations=100000000 \
-  --innodb-buffer-pool-size=256M --innodb-log-file-size=256M --innodb-flush-log-at-trx-commit=2 \
-  --tidesdb-block-cache-size=256M --tidesdb-unified-memtable-sync-mode=NONE --tidesdb-default-sync-mode=NONE \
-  --rocksdb-block-cache-size=256M --rocksdb-flush-log-at-trx-commit=2 --rocksdb-manual-wal-flush=OFF \
-  --log-error="$OUT/server.err" &
-SERVER_PID=$!
-for _ in $(seq 1 120); do
-  mariadb-admin --no-defaults --socket="$SOCK" -uroot ping >/dev/null 2>&1 && break
-  sleep 0.5
-done
-sql() { mariadb --no-defaults --socket="$SOCK" -uroot -N -e "$1"; }
+start_server 256M relaxed --max-recursive-iterations=100000000
 now() { date +%s.%N; }
 
 sql "CREATE DATABASE bench"

@@ -1,8 +1,23 @@
 # Sourced by the bench/*.sh scripts: a scratch directory for one private MariaDB server with
 # a fresh datadir, and a plugin folder holding links to the stock plugins plus BUILD's
-# ha_tidesdb.so. Expects BUILD and OUT; sets WORK, DATA, SOCK, PLUGINS and SERVER_PID (the
-# caller starts the server and sets it), and removes it all when the script exits (the
-# server is killed if still running).
+# ha_tidesdb.so. Expects BUILD, OUT and PORT; sets WORK, DATA, SOCK, PLUGINS and SERVER_PID,
+# and removes it all when the script exits (the server is killed if still running).
+#
+# start_server CACHE DURABILITY [mariadbd options...] starts the server with TidesDB and
+# MyRocks loaded beside InnoDB, every engine's cache at CACHE (e.g. 64M, 2G) and the same
+# durability on every engine:
+#   relaxed  no fsync per commit; each commit is written to the OS (a killed server loses
+#            nothing acknowledged, a power loss may lose the last second):
+#              InnoDB   innodb_flush_log_at_trx_commit=2 (write at commit, fsync once a second)
+#              TidesDB  tidesdb_*_sync_mode=NONE (written to the OS at commit)
+#              MyRocks  rocksdb_flush_log_at_trx_commit=2 with rocksdb_manual_wal_flush=OFF
+#                       (written at commit; with the default manual_wal_flush=ON it would
+#                       not even write)
+#   durable  fsync per commit (group commit allowed) on every engine:
+#              innodb_flush_log_at_trx_commit=1, tidesdb_*_sync_mode=FULL,
+#              rocksdb_flush_log_at_trx_commit=1
+# stop_server shuts it down; sql runs one statement; io_written and cpu_ticks read the
+# server process's bytes written to storage and CPU ticks (user + system) so far.
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/tidesql-bench.XXXXXX")
 DATA=$WORK/data
 SOCK=$WORK/mysqld.sock
@@ -19,3 +34,43 @@ trap cleanup EXIT
 
 mariadb-install-db --no-defaults --user=root --datadir="$DATA" --auth-root-authentication-method=normal \
   --skip-test-db >"$OUT/install-db.log" 2>&1
+
+start_server() { # cache durability [mariadbd options...]
+  local cache=$1 durability=$2 innodb tidesdb rocksdb
+  shift 2
+  case $durability in
+    relaxed) innodb=2 tidesdb=NONE rocksdb=2 ;;
+    durable) innodb=1 tidesdb=FULL rocksdb=1 ;;
+    *)
+      echo "bench: unknown durability '$durability' (relaxed or durable)" >&2
+      exit 2
+      ;;
+  esac
+  /usr/sbin/mariadbd --no-defaults --user=root --datadir="$DATA" --socket="$SOCK" --port="$PORT" \
+    --bind-address=127.0.0.1 --plugin-dir="$PLUGINS" --plugin-maturity=gamma \
+    --plugin-load-add=ha_tidesdb.so --plugin-load-add=ha_rocksdb.so --tidesdb=FORCE \
+    --max-connections=200 --table-open-cache=2048 \
+    --innodb-buffer-pool-size="$cache" --innodb-log-file-size=256M \
+    --innodb-flush-log-at-trx-commit=$innodb \
+    --tidesdb-block-cache-size="$cache" --tidesdb-unified-memtable-write-buffer-size=64M \
+    --tidesdb-unified-memtable-sync-mode=$tidesdb --tidesdb-default-sync-mode=$tidesdb \
+    --rocksdb-block-cache-size="$cache" --rocksdb-flush-log-at-trx-commit=$rocksdb \
+    --rocksdb-manual-wal-flush=OFF \
+    "$@" --log-error="$OUT/server.err" &
+  SERVER_PID=$!
+  for _ in $(seq 1 240); do
+    mariadb-admin --no-defaults --socket="$SOCK" -uroot ping >/dev/null 2>&1 && return 0
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.5
+  done
+  echo "bench: the server did not start; see $OUT/server.err" >&2
+  exit 1
+}
+stop_server() {
+  mariadb-admin --no-defaults --socket="$SOCK" -uroot shutdown >/dev/null 2>&1 || kill "$SERVER_PID"
+  wait "$SERVER_PID" 2>/dev/null || true
+  SERVER_PID=
+}
+sql() { mariadb --no-defaults --socket="$SOCK" -uroot -N -e "$1"; }
+io_written() { awk '/^write_bytes/ {print $2}' "/proc/$SERVER_PID/io"; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }

@@ -7,12 +7,7 @@
 # workload, so that the machine's drift hits all of them alike; the ratios to InnoDB are
 # reported with their spread across slices.
 #
-# Relaxed durability on every engine (none fsyncs per commit; a killed server loses
-# nothing acknowledged, a power loss may lose the last second):
-#   InnoDB   innodb_flush_log_at_trx_commit=2 (write at commit, fsync once a second)
-#   TidesDB  tidesdb_unified_memtable_sync_mode=NONE (written to the OS at commit)
-#   MyRocks  rocksdb_flush_log_at_trx_commit=2 with rocksdb_manual_wal_flush=OFF (written
-#            at commit; with the default manual_wal_flush=ON it would not even write)
+# Relaxed durability on every engine (bench/private-server.sh: no fsync per commit).
 # Binary log off. Two cache regimes, the same data: small (64 MiB: data several times
 # the caches) and large (2 GiB: caches larger than the data); the server restarts between
 # them with the caches set:
@@ -45,31 +40,7 @@ PORT=${PORT:-3390}
 mkdir -p "$OUT"
 . "$(dirname "${BASH_SOURCE[0]}")/private-server.sh"
 
-start_server() { # regime
-  local cache
-  case $1 in small) cache=64M ;; large) cache=2G ;; esac
-  /usr/sbin/mariadbd --no-defaults --user=root --datadir="$DATA" --socket="$SOCK" --port="$PORT" \
-    --bind-address=127.0.0.1 --plugin-dir="$PLUGINS" --plugin-maturity=gamma \
-    --plugin-load-add=ha_tidesdb.so --plugin-load-add=ha_rocksdb.so --tidesdb=FORCE \
-    --skip-log-bin --max-connections=200 --table-open-cache=2048 \
-    --innodb-buffer-pool-size=$cache --innodb-flush-log-at-trx-commit=2 --innodb-log-file-size=256M \
-    --tidesdb-block-cache-size=$cache --tidesdb-unified-memtable-write-buffer-size=64M \
-    --tidesdb-unified-memtable-sync-mode=NONE --tidesdb-default-sync-mode=NONE \
-    --rocksdb-block-cache-size=$cache --rocksdb-flush-log-at-trx-commit=2 --rocksdb-manual-wal-flush=OFF \
-    --log-error="$OUT/server.err" &
-  SERVER_PID=$!
-  for _ in $(seq 1 120); do
-    mariadb-admin --no-defaults --socket="$SOCK" -uroot ping >/dev/null 2>&1 && return 0
-    sleep 0.5
-  done
-  echo "bench: the server did not start; see $OUT/server.err" >&2
-  exit 1
-}
-stop_server() {
-  mariadb-admin --no-defaults --socket="$SOCK" -uroot shutdown >/dev/null 2>&1 || kill "$SERVER_PID"
-  wait "$SERVER_PID" 2>/dev/null || true
-  SERVER_PID=
-}
+cache_of() { case $1 in small) echo 64M ;; large) echo 2G ;; esac; }
 sb() { # engine workload args...
   local engine=$1 workload=$2
   shift 2
@@ -77,21 +48,18 @@ sb() { # engine workload args...
     --tables="$TABLES" --table-size="$ROWS" --threads="$THREADS" --rand-type=uniform \
     --mysql-storage-engine="$engine" --mysql-ignore-errors=1213,1205,1020 "$workload" "$@"
 }
-# Bytes the server process has written to storage so far (read_bytes/write_bytes of /proc).
-io_written() { awk '/^write_bytes/ {print $2}' "/proc/$SERVER_PID/io"; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }
 
 echo "regime,round,workload,engine,tps,p95_ms,errors,bytes_written,cpu_ticks,seconds" >"$OUT/results.csv"
 first=1
 for regime in $REGIMES; do
-  start_server "$regime"
+  start_server "$(cache_of "$regime")" relaxed --skip-log-bin
   if [ "$first" = 1 ]; then
     for engine in $ENGINES; do
-      mariadb --no-defaults --socket="$SOCK" -uroot -e "CREATE DATABASE sb_$engine"
+      sql "CREATE DATABASE sb_$engine"
       t0=$(date +%s.%N)
       sb "$engine" oltp_read_write prepare >"$OUT/prepare-$engine.log" 2>&1
       t1=$(date +%s.%N)
-      size=$(mariadb --no-defaults --socket="$SOCK" -uroot -N -e \
+      size=$(sql \
         "SELECT SUM(DATA_LENGTH + INDEX_LENGTH) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'sb_$engine'")
       echo "load,$engine,$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}'),$size" >>"$OUT/loads.csv"
     done
