@@ -78,6 +78,12 @@ struct Options {
   bool error_if_exists = false;
   // Verify every checksum of every block read (always on for recovery).
   bool paranoid_checks = true;
+  // A column family whose key log or value log is missing, or shorter than the manifest
+  // records, opens as damaged instead of failing Open (Corruption naming the file). A
+  // damaged column family (also one in which compaction met a damaged block) refuses
+  // writes with its damage, is not compacted, and fails reads where they meet the damage;
+  // the other column families work as before. Dropping it clears the mark.
+  bool open_damaged_column_families = false;
 
   // One memtable for all column families, split into per-CF SSTables at flush. Best when
   // there are many small column families (SQL tables and indexes).

@@ -102,6 +102,9 @@ struct ColumnFamilyData {
   // Value logs in which relocation met a damaged record: they are not collected again
   // while the DB is open (the damaged value stays where it is, readable as Corruption).
   std::set<uint64_t> gc_skip;
+  // Not ok: the CF is damaged (a missing or short file at open, or a damaged block met by
+  // compaction). Writes are refused with this status and compaction leaves the CF alone.
+  Status damage;
 };
 
 }  // namespace tidesdb

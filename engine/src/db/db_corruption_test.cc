@@ -376,6 +376,109 @@ TEST_F(CorruptionTest, CompactionOfADamagedSstFailsWithoutLosingData) {
   EXPECT_GT(VerifyReads(klog), 0);
 }
 
+// ---------------------------------------------------------------- damaged column families
+
+// The key logs of CF "b" (file names), from its sst-files property.
+std::vector<std::string> KeyLogsOf(DB* db, ColumnFamilyHandle* cf) {
+  std::string listing;
+  EXPECT_TRUE(db->GetProperty(cf, "tidesdb.sst-files", &listing));
+  std::vector<std::string> out;
+  for (size_t at = listing.find(" file="); at != std::string::npos; at = listing.find(" file=", at + 1)) {
+    char name[32];
+    std::snprintf(name, sizeof(name), "%06llu.klog", std::stoull(listing.substr(at + 6)));
+    out.push_back(name);
+  }
+  return out;
+}
+
+// With open_damaged_column_families, a missing key log damages only its column family: the
+// database opens, the other CF reads and writes as before, the damaged CF refuses writes
+// with a Corruption naming its file, its reads fail only where they need the file (never
+// a wrong value), it is not compacted, and dropping it clears the damage for good.
+TEST_F(CorruptionTest, MissingSstDamagesOnlyItsColumnFamily) {
+  ASSERT_TRUE(Open().ok());
+  const std::vector<std::string> b_logs = KeyLogsOf(db_.get(), cfs_[1]);
+  ASSERT_FALSE(b_logs.empty());
+  db_.reset();
+  ASSERT_TRUE(Env::Default()->RemoveFile(Path(b_logs[0])).ok());
+
+  Options o = MakeOptions();
+  o.open_damaged_column_families = true;
+  o.default_cf_options.l1_file_count_trigger = 2;  // compaction runs: it must skip "b"
+  ASSERT_TRUE(DB::Open(o, work_->path(), &db_).ok());
+  cfs_ = {db_->DefaultColumnFamily(), db_->GetColumnFamily("b")};
+  ASSERT_NE(cfs_[1], nullptr);
+  std::string damage;
+  ASSERT_TRUE(db_->GetProperty(cfs_[1], "tidesdb.damage", &damage));
+  EXPECT_NE(damage.find(b_logs[0]), std::string::npos) << damage;
+  EXPECT_NE(damage.find("column family 'b' is damaged"), std::string::npos) << damage;
+  ASSERT_TRUE(db_->GetProperty(cfs_[0], "tidesdb.damage", &damage));
+  EXPECT_EQ(damage, "");
+
+  // Reads: everything right, or Corruption naming the missing file (in CF "b" only).
+  const int corruptions = VerifyReads(b_logs[0]);
+  EXPECT_GT(corruptions, 0);
+
+  // Writes: the healthy CF takes them, the damaged one refuses them whole (a batch with
+  // both is refused: nothing of it is applied).
+  ASSERT_TRUE(db_->Put(WriteOptions(), cfs_[0], "after-damage", "ok").ok());
+  Status s = db_->Put(WriteOptions(), cfs_[1], "after-damage", "no");
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.ToString().find(b_logs[0]), std::string::npos) << s.ToString();
+  WriteBatch both;
+  both.Put(cfs_[0], "both", "x");
+  both.Put(cfs_[1], "both", "x");
+  EXPECT_TRUE(db_->Write(WriteOptions(), &both).IsCorruption());
+  std::string got;
+  EXPECT_TRUE(db_->Get(ReadOptions(), cfs_[0], "both", &got).IsNotFound());
+
+  // Compaction: the healthy CF compacts (and a whole-database CompactRange reports the
+  // damage after compacting it); the damaged CF's own CompactRange reports the damage.
+  s = db_->CompactRange(nullptr, nullptr);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  std::string l0;
+  ASSERT_TRUE(db_->GetProperty(cfs_[0], "tidesdb.num-files-at-level0", &l0));
+  EXPECT_EQ(l0, "0");
+  EXPECT_TRUE(db_->CompactRange(cfs_[1], nullptr).IsCorruption());
+  ASSERT_TRUE(db_->Get(ReadOptions(), cfs_[0], "after-damage", &got).ok());
+  EXPECT_EQ(got, "ok");
+  for (const auto& [key, value] : models_[0]) {
+    ASSERT_TRUE(db_->Get(ReadOptions(), cfs_[0], key, &got).ok()) << key;
+    ASSERT_EQ(got, value) << key;
+  }
+
+  // Dropping the damaged CF: gone for good, and the next open is clean without the option.
+  ASSERT_TRUE(db_->DropColumnFamily(cfs_[1]).ok());
+  db_.reset();
+  ASSERT_TRUE(DB::Open(MakeOptions(), work_->path(), &db_).ok());
+  EXPECT_EQ(db_->GetColumnFamily("b"), nullptr);
+  ASSERT_TRUE(db_->Get(ReadOptions(), db_->DefaultColumnFamily(), "after-damage", &got).ok());
+}
+
+// A damaged block met by a background compaction marks the CF damaged: it is not retried
+// (the other CF keeps compacting and taking writes), and the damage is reported.
+TEST_F(CorruptionTest, CompactionMeetingADamagedBlockMarksTheColumnFamily) {
+  ASSERT_TRUE(Open().ok());
+  const std::vector<std::string> b_logs = KeyLogsOf(db_.get(), cfs_[1]);
+  ASSERT_FALSE(b_logs.empty());
+  db_.reset();
+  Flip(b_logs[0], 64);  // inside the first data block
+
+  Options o = MakeOptions();
+  o.open_damaged_column_families = true;
+  ASSERT_TRUE(DB::Open(o, work_->path(), &db_).ok());
+  cfs_ = {db_->DefaultColumnFamily(), db_->GetColumnFamily("b")};
+  Status s = db_->CompactRange(cfs_[1], nullptr);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  std::string damage;
+  ASSERT_TRUE(db_->GetProperty(cfs_[1], "tidesdb.damage", &damage));
+  EXPECT_NE(damage.find("column family 'b' is damaged"), std::string::npos) << damage;
+  EXPECT_GT(VerifyReads(b_logs[0]), 0);
+  EXPECT_TRUE(db_->Put(WriteOptions(), cfs_[1], "k", "v").IsCorruption());
+  ASSERT_TRUE(db_->Put(WriteOptions(), cfs_[0], "k", "v").ok());
+  ASSERT_TRUE(db_->CompactRange(cfs_[0], nullptr).ok());
+}
+
 // ----------------------------------------------------------------------------- value logs
 
 TEST_F(CorruptionTest, VlogSampledBytesAreDetectedAndNeverReadWrong) {

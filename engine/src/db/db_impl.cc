@@ -736,6 +736,14 @@ void DBImpl::DeleteObsoleteFiles() {
   for (uint64_t n : wals) env_->RemoveFile(WalFileName(dbname_, n));
 }
 
+void DBImpl::MarkDamagedLocked(ColumnFamilyData* cfd, const Status& status) {
+  if (!cfd->damage.ok()) return;
+  cfd->damage = Status::Corruption("column family '" + cfd->name + "' is damaged", status.ToString());
+  Log(LogLevel::kError, "%s; it refuses writes and is not compacted until it is dropped",
+      cfd->damage.ToString().c_str());
+  UpdateL0StatsLocked();
+}
+
 Status DBImpl::CheckRecoveredFilesLocked() {
   auto check = [&](const std::string& fname, uint64_t expected_size) -> Status {
     if (!env_->FileExists(fname)) return Status::Corruption(fname, "is live in the manifest but missing");
@@ -749,16 +757,18 @@ Status DBImpl::CheckRecoveredFilesLocked() {
     return Status::OK();
   };
   for (const auto& [id, cfd] : cfs_) {
+    Status s;
     for (const auto& level : cfd->version->levels) {
       for (const auto& f : level) {
-        Status s = check(KeyLogFileName(dbname_, f->file_number), f->file_size);
-        if (!s.ok()) return s;
+        if (s.ok()) s = check(KeyLogFileName(dbname_, f->file_number), f->file_size);
       }
     }
     for (const auto& vl : cfd->version->value_logs) {
-      Status s = check(ValueLogFileName(dbname_, vl->file_number), vl->file_size);
-      if (!s.ok()) return s;
+      if (s.ok()) s = check(ValueLogFileName(dbname_, vl->file_number), vl->file_size);
     }
+    if (s.ok()) continue;
+    if (!s.IsCorruption() || !options_.open_damaged_column_families) return s;
+    MarkDamagedLocked(cfd.get(), s);
   }
   // A WAL is deleted only after a durable manifest edit moved past it, so the oldest WAL the
   // manifest needs exists, unless the manifest lost its last edits (a damaged final record

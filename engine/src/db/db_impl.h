@@ -190,6 +190,8 @@ class DBImpl final : public DB {
   // is the oldest WAL it still needs; otherwise edits were lost or files deleted, and
   // opening would silently drop data.
   Status CheckRecoveredFilesLocked();
+  // Marks cfd damaged with status (the first damage is kept), logged as an error.
+  void MarkDamagedLocked(ColumnFamilyData* cfd, const Status& status);
   uint64_t MinLiveWalNumberLocked() const;
   std::shared_ptr<MemTableSlot> NewSlot(size_t write_buffer_size);
   // Arena blocks are sized to the write buffer, so that a small buffer is not "full" after

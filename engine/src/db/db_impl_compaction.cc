@@ -36,7 +36,8 @@ bool KeyMayExistBelow(const Version& v, int output_level, Slice user_key) {
 void DBImpl::UpdateL0StatsLocked() {
   int max_l0 = 0;
   for (const auto& [id, cfd] : cfs_) {
-    if (!cfd->version->levels.empty())
+    // A damaged CF is not compacted: its L0 must not stall the others' writes.
+    if (cfd->damage.ok() && !cfd->version->levels.empty())
       max_l0 = std::max<int>(max_l0, static_cast<int>(cfd->version->levels[0].size()));
   }
   max_l0_files_ = max_l0;
@@ -93,7 +94,7 @@ void DBImpl::CompactionLoop() {
     for (auto& [id, cfd] : cfs_) order.push_back(cfd.get());
     for (size_t i = 0; i < order.size() && pick == nullptr; ++i) {
       ColumnFamilyData* cfd = order[(rotate + i) % order.size()];
-      if (cfd->compacting) continue;
+      if (cfd->compacting || !cfd->damage.ok()) continue;
       c = PickCompaction(*cfd->version, cfd->options, &cfd->compact_cursors, cfd->gc_skip);
       if (c) pick = cfd;
     }
@@ -110,7 +111,9 @@ void DBImpl::CompactionLoop() {
     bg_cv_.notify_all();
     c.reset();
     l.unlock();
-    if (!s.ok() && !shutting_down_) {
+    // A damaged input marked the CF damaged (logged there); it is not picked again.
+    const bool damaged = s.IsCorruption();
+    if (!s.ok() && !damaged && !shutting_down_) {
       Log(LogLevel::kError, "compaction of cf %u failed (retrying in 500 ms): %s", pick->id,
           s.ToString().c_str());
     }
@@ -118,7 +121,7 @@ void DBImpl::CompactionLoop() {
     l.lock();
     if (s.ok()) {
       compaction_error_ = Status::OK();
-    } else if (!shutting_down_) {
+    } else if (!shutting_down_ && !damaged) {
       compaction_error_ = s;
       auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
       while (!shutting_down_ && std::chrono::steady_clock::now() < until) bg_cv_.wait_until(l, until);
@@ -339,6 +342,8 @@ Status DBImpl::RunTrackedCompactionLocked(std::unique_lock<std::mutex>& l, Colum
   }
   compactions_now_.push_back(r);
   Status s = RunCompactionLocked(l, cfd, c);
+  // A damaged input is not transient: retrying would fail again, forever.
+  if (s.IsCorruption() && !cfd->dropped) MarkDamagedLocked(cfd, s);
   std::erase_if(compactions_now_, [&](const CompactionRecord& x) { return x.id == r.id; });
   r.end_micros = env_->NowMicros();
   r.status = s.ToString();
@@ -550,7 +555,13 @@ Status DBImpl::CompactRange(ColumnFamilyHandle* cf, const Range* range) {
   }
   const Slice start = range != nullptr ? range->start : Slice();
   const Slice limit = range != nullptr ? range->limit : Slice();
+  Status damage;  // of a damaged CF among all of them: the others are compacted
   for (ColumnFamilyData* cfd : targets) {
+    if (!cfd->damage.ok()) {
+      if (cf != nullptr) return cfd->damage;
+      if (damage.ok()) damage = cfd->damage;
+      continue;
+    }
     const int max_levels = std::max(cfd->options.max_levels, 2);
     for (int level = 0; level < max_levels; ++level) {
       // Wait for the background compaction of this CF, then take it over.
@@ -588,7 +599,7 @@ Status DBImpl::CompactRange(ColumnFamilyHandle* cf, const Range* range) {
       if (!s.ok()) return s;
     }
   }
-  return Status::OK();
+  return damage;
 }
 
 Status DBImpl::WaitForBackgroundWork() {

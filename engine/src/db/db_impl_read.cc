@@ -331,6 +331,10 @@ bool DBImpl::GetProperty(ColumnFamilyHandle* cf, Slice name, std::string* value)
              " evictions=" + std::to_string(block_cache_->evictions()) + "\n";
     return true;
   }
+  if (name == "tidesdb.damage") {
+    *value = cfd->damage.ok() ? "" : cfd->damage.ToString();
+    return true;
+  }
   if (name == "tidesdb.num-column-families") {
     *value = std::to_string(cfs_.size());
     return true;

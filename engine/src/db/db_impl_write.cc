@@ -98,7 +98,7 @@ Status DBImpl::ValidateBatch(const WriteBatch& batch) const {
     Status Check(uint32_t cf_id) {
       auto it = db->cfs_.find(cf_id);
       if (it == db->cfs_.end()) return Status::InvalidArgument("write to a dropped or unknown column family");
-      return Status::OK();
+      return it->second->damage;
     }
     Status Put(uint32_t cf_id, Slice, Slice, uint64_t) override { return Check(cf_id); }
     Status Delete(uint32_t cf_id, Slice) override { return Check(cf_id); }

@@ -32,6 +32,15 @@ void TableCache::InsertLocked(uint64_t file_number, Entry entry) {
   }
 }
 
+namespace {
+// Callers ask only for files live in the manifest: one that is gone is damage, never a key
+// that is not found.
+Status LiveFileStatus(const std::string& fname, Status s) {
+  if (s.IsNotFound()) return Status::Corruption(fname, "is live in the manifest but missing");
+  return s;
+}
+}  // namespace
+
 Status TableCache::GetTable(uint64_t file_number, uint64_t file_size, std::shared_ptr<TableReader>* table) {
   {
     std::lock_guard<std::mutex> l(mu_);
@@ -45,7 +54,7 @@ Status TableCache::GetTable(uint64_t file_number, uint64_t file_size, std::share
   // Open outside the lock: it does I/O.
   std::string fname = KeyLogFileName(dbname_, file_number);
   std::unique_ptr<RandomAccessFile> file;
-  Status s = env_->NewRandomAccessFile(fname, &file);
+  Status s = LiveFileStatus(fname, env_->NewRandomAccessFile(fname, &file));
   if (!s.ok()) return s;
   std::unique_ptr<TableReader> reader;
   s = TableReader::Open(fname, file_number, std::move(file), file_size, block_cache_, &reader);
@@ -71,10 +80,10 @@ Status TableCache::GetValueLog(uint64_t file_number, std::shared_ptr<ValueLogRea
   }
   std::string fname = ValueLogFileName(dbname_, file_number);
   uint64_t size = 0;
-  Status s = env_->GetFileSize(fname, &size);
+  Status s = LiveFileStatus(fname, env_->GetFileSize(fname, &size));
   if (!s.ok()) return s;
   std::unique_ptr<RandomAccessFile> file;
-  s = env_->NewRandomAccessFile(fname, &file);
+  s = LiveFileStatus(fname, env_->NewRandomAccessFile(fname, &file));
   if (!s.ok()) return s;
   std::unique_ptr<ValueLogReader> reader;
   s = ValueLogReader::Open(fname, file_number, std::move(file), size, &reader);
