@@ -4,6 +4,7 @@
 #include <my_global.h>
 
 #include <log.h>
+#include <mysqld.h>
 
 #include <unistd.h>
 #include <atomic>
@@ -85,7 +86,8 @@ std::string stats_key(uint64_t table_id) {
 
 std::string encode_table_def(const TableDef& def) {
   std::string v;
-  put_varint(&v, kTableDefVersion);
+  const bool newer = current_thd != nullptr && debug_newer_format(current_thd) == kNewerFormatTable;
+  put_varint(&v, newer ? kTableDefVersion + 1 : kTableDefVersion);
   put_varint(&v, def.table_id);
   put_varint(&v, def.schema_version);
   put_varint(&v, (def.hidden_pk ? 1u : 0u) | (def.temporary ? 2u : 0u));
@@ -343,6 +345,7 @@ tidesdb::Status dictionary_startup_recovery() {
 
   // Every table; temporary ones are dropped.
   std::set<uint64_t> live;
+  size_t unreadable = 0;
   std::vector<std::pair<std::string, TableDef>> temporary;
   {
     auto it = db->NewIterator(tidesdb::ReadOptions(), dictionary_cf);
@@ -351,10 +354,15 @@ tidesdb::Status dictionary_startup_recovery() {
       if (k.size() == 0 || k[0] != kTablePrefix) break;
       TableDef def;
       std::string name(k.data() + 1, k.size() - 1);
-      // A table this build cannot read fails the startup: its column families cannot be
-      // told from leftovers, and dropping them would lose the table.
+      // A table this build cannot read (a newer format, a damaged entry) stays as it is:
+      // opening it fails with the reason, the other tables work.
       s = decode_table_def(std::string_view(it->value().data(), it->value().size()), name, &def);
-      if (!s.ok()) return s;
+      if (!s.ok()) {
+        sql_print_error("TidesDB: table %s cannot be opened by this build: %s", name.c_str(),
+                        s.ToString().c_str());
+        unreadable++;
+        continue;
+      }
       if (def.temporary)
         temporary.emplace_back(name, def);
       else
@@ -370,7 +378,13 @@ tidesdb::Status dictionary_startup_recovery() {
     if (!s.ok()) return s;
     sql_print_information("TidesDB: dropped temporary table %s left by the previous server", name.c_str());
   }
-  // Column families no table names: leftovers of a DDL interrupted by a crash.
+  // Column families no table names: leftovers of a DDL interrupted by a crash. Kept while a
+  // table cannot be read: its column families cannot be told from leftovers.
+  if (unreadable != 0) {
+    sql_print_warning(
+        "TidesDB: %zu table(s) could not be read; column families no other table names are kept", unreadable);
+    return tidesdb::Status::OK();
+  }
   for (const std::string& cf_name : db->ListColumnFamilies()) {
     if (cf_name.compare(0, strlen(kIndexCfPrefix), kIndexCfPrefix) != 0) continue;
     uint64_t id = strtoull(cf_name.c_str() + strlen(kIndexCfPrefix), nullptr, 10);
@@ -435,6 +449,16 @@ tidesdb::Status dictionary_drop_table(const std::string& name) {
   auto txn = begin_ddl_transaction();
   TableDef def;
   tidesdb::Status s = lock_table_def(txn.get(), name, &def);
+  if (s.IsNotSupported()) {
+    // A table of a newer format: its entry goes; its column families, which this build
+    // cannot name, are dropped by the next startup as leftovers.
+    s = txn->Delete(dictionary_cf, table_key(name));
+    if (s.ok()) s = txn->Commit();
+    if (s.ok())
+      sql_print_warning("TidesDB: dropped table %s of a newer format; its files go at the next start",
+                        name.c_str());
+    return s;
+  }
   if (!s.ok()) return s;
   s = txn->Delete(dictionary_cf, table_key(name));
   if (s.ok()) s = txn->Delete(dictionary_cf, stats_key(def.table_id));

@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "cf_catalog.h"
 #include "dictionary.h"
 #include "status.h"
 #include "sysvars.h"
@@ -38,11 +39,27 @@ void log_library_message(tidesdb::LogLevel level, std::string_view message) {
   }
 }
 
+// The table (and index) holding the damaged column family a status names ("column family
+// 'idx-12' is damaged: ..."), or "" for another status or a column family no table owns.
+std::string damaged_table(THD* thd, const std::string& message) {
+  static const char kMarker[] = "column family '";
+  const size_t at = message.find(kMarker);
+  if (at == std::string::npos) return "";
+  const size_t begin = at + sizeof(kMarker) - 1;
+  const std::string cf_name = message.substr(begin, message.find('\'', begin) - begin);
+  for (const ColumnFamilyOwner& o : column_family_owners(thd != nullptr ? thd : current_thd)) {
+    if (o.cf_name == cf_name && !o.table.empty()) return o.table_label() + " (index " + o.index + ")";
+  }
+  return "";
+}
+
 }  // namespace
 
 bool open_engine() {
   tidesdb::Options options = database_options();
   options.logger = log_library_message;
+  // A table whose files are damaged must not keep the others from opening.
+  options.open_damaged_column_families = true;
   tidesdb::TransactionDBOptions txn_options;
   txn_options.lock_timeout_micros = static_cast<int64_t>(lock_wait_timeout_seconds(nullptr)) * 1000000;
   txn_options.max_write_set_bytes = sysvars.max_write_set_bytes;
@@ -77,7 +94,7 @@ tidesdb::TransactionDB* transaction_db() { return the_db.get(); }
 
 tidesdb::DB* base_db() { return the_db ? the_db->db() : nullptr; }
 
-int ha_error_from_status(const tidesdb::Status& status, const char* what, THD* thd) {
+int ha_error_from_status(const tidesdb::Status& status, const char* what, THD* thd, const char* table) {
   if (status.IsBusy() || status.IsDeadlock()) return HA_ERR_LOCK_DEADLOCK;
   if (status.IsTimedOut()) return HA_ERR_LOCK_WAIT_TIMEOUT;
   // A lock wait ended by KILL QUERY or max_statement_time: the server reports the kill.
@@ -100,6 +117,17 @@ int ha_error_from_status(const tidesdb::Status& status, const char* what, THD* t
     sql_print_error("TidesDB: %s: %s", what, message.c_str());
     my_printf_error(ER_DISK_FULL, "TidesDB: %s: the disk is full (%s)", MYF(0), what, message.c_str());
     return HA_ERR_TIDESDB_REPORTED;
+  }
+  if (status.IsCorruption()) {
+    const std::string owner = table != nullptr ? std::string(table) : damaged_table(thd, message);
+    if (!owner.empty()) {
+      sql_print_error("TidesDB: %s: table %s is damaged: %s", what, owner.c_str(), message.c_str());
+      my_printf_error(ER_GET_ERRMSG,
+                      "TidesDB: %s: table %s is damaged: %s. Its other rows can still be read; "
+                      "restore it from a backup, or rebuild or drop it (docs/OPERATIONS.md)",
+                      MYF(0), what, owner.c_str(), message.c_str());
+      return HA_ERR_TIDESDB_REPORTED;
+    }
   }
   sql_print_error("TidesDB: %s: %s", what, message.c_str());
   my_printf_error(ER_GET_ERRMSG, "TidesDB: %s: %s", MYF(0), what, message.c_str());

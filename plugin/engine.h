@@ -43,7 +43,10 @@ tidesdb::DB* base_db();
 // corruption to the error log) with the library's message and return
 // HA_ERR_TIDESDB_REPORTED. `what` names the operation for the messages. A lock wait that
 // `thd`'s kill (KILL QUERY, max_statement_time) interrupted becomes
-// HA_ERR_QUERY_INTERRUPTED, which the server reports as that kill.
-int ha_error_from_status(const tidesdb::Status& status, const char* what, THD* thd = nullptr);
+// HA_ERR_QUERY_INTERRUPTED, which the server reports as that kill. Corruption names the
+// damaged table: `table` ("db.t1") when the caller knows it, else the owner of the damaged
+// column family the message names (a write refused at commit).
+int ha_error_from_status(const tidesdb::Status& status, const char* what, THD* thd = nullptr,
+                         const char* table = nullptr);
 
 }  // namespace tidesql

@@ -139,6 +139,24 @@ int ha_tidesdb::check(THD* thd, HA_CHECK_OPT* check_opt) {
   uint64_t rows = 0, missing = 0;
   std::vector<uint64_t> entries(table->s->keys, 0);
   int result = HA_ADMIN_OK;
+  // A read that fails (a damaged file) says why in a row of CHECK TABLE's output.
+  auto unreadable = [&](const tidesdb::Status& s, const char* what) {
+    push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_GET_ERRMSG, "TidesDB: %s of %s.%s: %s", what,
+                        table_share->db.str, table_share->table_name.str, s.ToString().c_str());
+    result = HA_ADMIN_CORRUPT;
+  };
+  // Column families the library marked damaged (a missing file, a damaged block that
+  // compaction met) are named first.
+  for (uint i = 0; i < table->s->keys + (table->s->primary_key == MAX_KEY ? 1 : 0); i++) {
+    std::string damage;
+    tidesdb::ColumnFamilyHandle* cf = i < table->s->keys ? index_cf(i) : data_cf();
+    if (base_db()->GetProperty(cf, "tidesdb.damage", &damage) && !damage.empty()) {
+      push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_GET_ERRMSG,
+                          "TidesDB: table %s.%s is damaged: %s", table_share->db.str,
+                          table_share->table_name.str, damage.c_str());
+      result = HA_ADMIN_CORRUPT;
+    }
+  }
   info(HA_STATUS_VARIABLE);
   // Stages: the rows (each looked up in every secondary index), then each secondary index.
   uint secondary = 0;
@@ -163,7 +181,7 @@ int ha_tidesdb::check(THD* thd, HA_CHECK_OPT* check_opt) {
         if (!base_db()->Get(ro, index_cf(i), key, &found).ok()) missing++;
       }
     }
-    if (!it->status().ok()) result = HA_ADMIN_CORRUPT;
+    if (!it->status().ok()) unreadable(it->status(), "the rows");
   }
   for (uint i = 0; i < table->s->keys && result == HA_ADMIN_OK; i++) {
     if (is_primary(i)) continue;
@@ -173,7 +191,7 @@ int ha_tidesdb::check(THD* thd, HA_CHECK_OPT* check_opt) {
       entries[i]++;
       progress.step();
     }
-    if (!it->status().ok()) result = HA_ADMIN_CORRUPT;
+    if (!it->status().ok()) unreadable(it->status(), table->key_info[i].name.str);
     if (entries[i] != rows) {
       sql_print_error("TidesDB: CHECK TABLE %s: index %s has %llu entries for %llu rows",
                       share_->name.c_str(), table->key_info[i].name.str,

@@ -14,6 +14,7 @@ const tidesdb::ColumnFamilyOptions& kCfDefaults = kLibraryDefaults.default_cf_op
 const char* sync_mode_names[] = {"NONE", "INTERVAL", "FULL", nullptr};
 const char* compression_names[] = {"NONE", "SNAPPY", "LZ4", "ZSTD", nullptr};
 const char* log_level_names[] = {"DEBUG", "INFO", "WARN", "ERROR", "FATAL", "NONE", nullptr};
+const char* newer_format_names[] = {"OFF", "ROW", "TABLE", nullptr};
 
 TYPELIB sync_mode_typelib = {array_elements(sync_mode_names) - 1, "sync_mode_typelib", sync_mode_names,
                              nullptr};
@@ -21,6 +22,8 @@ TYPELIB compression_typelib = {array_elements(compression_names) - 1, "compressi
                                compression_names, nullptr};
 TYPELIB log_level_typelib = {array_elements(log_level_names) - 1, "log_level_typelib", log_level_names,
                              nullptr};
+TYPELIB newer_format_typelib = {array_elements(newer_format_names) - 1, "newer_format_typelib",
+                                newer_format_names, nullptr};
 
 static_assert(kSyncModeNone == static_cast<unsigned long>(tidesdb::SyncMode::kNone) &&
               kSyncModeInterval == static_cast<unsigned long>(tidesdb::SyncMode::kInterval) &&
@@ -182,6 +185,12 @@ MYSQL_THDVAR_BOOL(debug_skip_index_writes, kDynamicBool,
                   "that CHECK TABLE and REPAIR TABLE can be tested on indexes that disagree with their table",
                   nullptr, nullptr, false);
 
+MYSQL_THDVAR_ENUM(debug_newer_format, PLUGIN_VAR_RQCMDARG,
+                  "Tests only: the rows (ROW) or table definitions (TABLE) this session writes carry "
+                  "the next format version, as a newer TideSQL would write them, so that the refusal "
+                  "of a newer format can be tested",
+                  nullptr, nullptr, kNewerFormatOff, &newer_format_typelib);
+
 MYSQL_THDVAR_BOOL(pessimistic_locking, kDynamicBool,
                   "Transactions of this session lock rows as they write them (row-lock manager, lock "
                   "waits) instead of validating optimistically at commit",
@@ -221,6 +230,7 @@ st_mysql_sys_var* system_variables[] = {
     MYSQL_SYSVAR(checkpoint_dir),
     MYSQL_SYSVAR(skip_unique_check),
     MYSQL_SYSVAR(debug_skip_index_writes),
+    MYSQL_SYSVAR(debug_newer_format),
     MYSQL_SYSVAR(pessimistic_locking),
     MYSQL_SYSVAR(lock_wait_timeout),
     nullptr,
@@ -229,6 +239,8 @@ st_mysql_sys_var* system_variables[] = {
 bool skip_unique_check(THD* thd) { return THDVAR(thd, skip_unique_check); }
 
 bool debug_skip_index_writes(THD* thd) { return THDVAR(thd, debug_skip_index_writes); }
+
+unsigned long debug_newer_format(THD* thd) { return THDVAR(thd, debug_newer_format); }
 
 bool pessimistic_locking(THD* thd) { return THDVAR(thd, pessimistic_locking); }
 

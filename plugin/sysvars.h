@@ -82,6 +82,10 @@ extern st_mysql_sys_var* system_variables[];
 bool skip_unique_check(THD* thd);
 // Tests only (tidesdb_debug_skip_index_writes): writes skip the secondary indexes.
 bool debug_skip_index_writes(THD* thd);
+// Tests only (tidesdb_debug_newer_format): which records this session writes in the next
+// format version, as a newer build would.
+constexpr unsigned long kNewerFormatOff = 0, kNewerFormatRow = 1, kNewerFormatTable = 2;
+unsigned long debug_newer_format(THD* thd);
 bool pessimistic_locking(THD* thd);
 // Seconds a row-lock wait may last before ER_LOCK_WAIT_TIMEOUT (tidesdb_lock_wait_timeout).
 unsigned long lock_wait_timeout_seconds(THD* thd);
