@@ -75,7 +75,7 @@ size_of() { # engine [flush]: bytes, after ANALYZE TABLE (and a MyRocks memtable
   sql "SELECT SUM(DATA_LENGTH + INDEX_LENGTH) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'tpcc_$engine'"
 }
 
-field() { sed -n "s/^tpcc: .*[ ]$1=\([0-9.]*\).*/\1/p" <<<"$2"; } # name, sysbench output
+field() { sed -n "s/^tpcc:.* $1=\([0-9.]*\).*/\1/p" <<<"$2"; } # name, sysbench output
 
 header="durability,round,engine,warehouses,threads,seconds,transactions,new_orders,nopm"
 header+=",p99_new_order_ms,p99_payment_ms,p99_order_status_ms,p99_delivery_ms,p99_stock_level_ms"

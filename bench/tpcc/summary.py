@@ -8,7 +8,9 @@ Per durability, one table with a row per engine: NOPM (mean over its slices), it
 InnoDB (mean of the per-round ratios, min..max across rounds), transactions per second,
 retries and errors per 1000 transactions, KiB written and CPU ticks per transaction, size
 after the load and at the end of the durability's slices, and the consistency check; then
-a table of p99 latency per transaction type (mean of the slices' p99s).
+a table of p99 latency per transaction type (mean of the slices' p99s), and the mix: the
+transactions of each type over the durability's slices, from the run logs (logs/run-*.log,
+the tpcc-type lines of bench/tpcc/tpcc.lua).
 """
 import csv
 import os
@@ -32,6 +34,23 @@ def mean(xs):
 
 def mib(b):
     return f"{int(b) / 1048576:.1f}" if b not in (None, "", "NULL") else "-"
+
+
+def mix_of(out_dir, durability, rounds, engine):
+    """Commits and rollbacks per transaction type over the slices' logs."""
+    counts = defaultdict(lambda: [0, 0])
+    for rnd in rounds:
+        try:
+            with open(os.path.join(out_dir, "logs", f"run-{durability}-{rnd}-{engine}.log")) as f:
+                for line in f:
+                    if line.startswith("tpcc-type: "):
+                        words = line.split()
+                        kv = dict(w.split("=", 1) for w in words[2:])
+                        counts[words[1]][0] += int(kv["commits"])
+                        counts[words[1]][1] += int(kv["rollbacks"])
+        except FileNotFoundError:
+            pass
+    return counts
 
 
 def main():
@@ -85,6 +104,22 @@ def main():
             rs = by[(durability, e)]
             lines.append("| " + " | ".join(
                 [e] + [f"{mean([float(r[f'p99_{t}_ms']) for r in rs]):.1f}" for t in TYPES]) + " |")
+        lines.append("")
+        lines.append("The mix: committed transactions per type (share of all), new-orders rolled back on the "
+                     "unused item:")
+        lines.append("")
+        lines.append("| engine | " + " | ".join(t.replace("_", "-") for t in TYPES) + " | new-order rollbacks |")
+        lines.append("|---" * (2 + len(TYPES)) + "|")
+        for e in engines:
+            rounds = [r["round"] for r in by[(durability, e)]]
+            counts = mix_of(out_dir, durability, rounds, e)
+            total = sum(c[0] + c[1] for c in counts.values())
+            cells = [e]
+            for t in TYPES:
+                n = counts[t][0]
+                cells.append(f"{n} ({100 * n / total:.1f}%)" if total else "-")
+            cells.append(str(counts["new_order"][1]))
+            lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
     if loads:
         lines.append("## Load (prepare)")
