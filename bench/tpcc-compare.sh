@@ -6,12 +6,15 @@
 # differs), each engine on its own copy of the data (database tpcc_<engine>). Measures the
 # load (seconds, size), then ROUNDS x ENGINES slices of SLICE seconds, engines alternating,
 # for each durability in DURABILITIES (bench/private-server.sh: relaxed = no fsync per
-# commit, durable = fsync per commit on every engine; the server restarts between them and
-# the second runs on the data the first left). Per slice: transactions per type, new orders
-# per minute (NOPM), p99 latency per transaction type, errors, retries (deadlocks and
-# conflicts rolled back and run again), bytes the server wrote (/proc/PID/io write_bytes)
-# and its CPU ticks, the engine's size after the slice. After each durability's slices the
-# TPC-C consistency conditions 1-4 are checked per engine (PASS / FAIL in the summary).
+# commit, durable = fsync per commit on every engine). The server restarts between
+# durabilities, and the second runs on the data the first left; after each start every
+# engine first runs WARMUP seconds unmeasured, so that no engine's measured slice is its
+# cold-cache one. Per slice: transactions, new orders per minute (NOPM), p99 latency per
+# transaction type, errors, retries (deadlocks and conflicts rolled back and run again),
+# bytes the server wrote (/proc/PID/io write_bytes) and its CPU ticks, the engine's size
+# after the slice; the transactions per type are in the slice's log. After each
+# durability's slices the TPC-C consistency conditions 1-4 are checked per engine (PASS /
+# FAIL in the summary).
 #
 # Sizes are SUM(DATA_LENGTH + INDEX_LENGTH) of information_schema.TABLES after ANALYZE
 # TABLE: each engine's own estimate. MyRocks counts only its SST files there, so its
@@ -22,8 +25,8 @@
 # Environment: WAREHOUSES [4], THREADS [4], SLICE seconds [30], ROUNDS [3], CACHE [256M]
 #   (every engine's cache), ENGINES ["TidesDB InnoDB RocksDB"], DURABILITIES
 #   ["relaxed durable"], PORT [3393], SCALE [1] (< 1 is NOT the standard TPC-C size: fewer
-#   customers, orders, items and stock per warehouse), QUICK=1 (SCALE=0.1, 1 warehouse,
-#   10 s slices, one round; a few minutes).
+#   customers, orders, items and stock per warehouse), WARMUP seconds [10], QUICK=1
+#   (SCALE=0.1, 1 warehouse, 10 s slices, 3 s warm-up, one round; a few minutes).
 # Output in OUT_DIR (default BUILD_DIR/bench-tpcc/<date>):
 #   tpcc.csv        one line per slice: durability,round,engine,warehouses,threads,seconds,
 #                   transactions,new_orders,nopm,p99_new_order_ms,p99_payment_ms,
@@ -39,7 +42,7 @@ BUILD=$(cd "${1:?usage: $0 BUILD_DIR [OUT_DIR]}" && pwd)
 OUT=${2:-$BUILD/bench-tpcc/$(date +%Y%m%d-%H%M%S)}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 if [ "${QUICK:-0}" = 1 ]; then
-  : "${SCALE:=0.1}" "${WAREHOUSES:=1}" "${SLICE:=10}" "${ROUNDS:=1}"
+  : "${SCALE:=0.1}" "${WAREHOUSES:=1}" "${SLICE:=10}" "${ROUNDS:=1}" "${WARMUP:=3}"
 fi
 WAREHOUSES=${WAREHOUSES:-4}
 THREADS=${THREADS:-4}
@@ -50,6 +53,7 @@ ENGINES=${ENGINES:-"TidesDB InnoDB RocksDB"}
 DURABILITIES=${DURABILITIES:-"relaxed durable"}
 PORT=${PORT:-3393}
 SCALE=${SCALE:-1}
+WARMUP=${WARMUP:-10}
 
 mkdir -p "$OUT/logs"
 . "$(dirname "${BASH_SOURCE[0]}")/private-server.sh"
@@ -101,6 +105,11 @@ for durability in $DURABILITIES; do
       echo "load $engine: $seconds s, $size bytes"
     done
     first=0
+  fi
+  if [ "$WARMUP" != 0 ]; then
+    for engine in $ENGINES; do
+      tpcc "$engine" run --time="$WARMUP" --report-interval=0 >"$OUT/logs/warmup-$durability-$engine.log" 2>&1 || true
+    done
   fi
   for round in $(seq 1 "$ROUNDS"); do
     for engine in $ENGINES; do
