@@ -32,7 +32,9 @@
 --     p99_payment_ms=X p99_order_status_ms=X p99_delivery_ms=X p99_stock_level_ms=X
 --     errors=N retries=N rollbacks=N
 -- (transactions counts every completed transaction, intended rollbacks included;
--- new_orders and NOPM count committed new-orders only) and one line per type:
+-- new_orders and NOPM count committed new-orders only; seconds runs from the first
+-- thread's first transaction to the last thread's end; percentiles are the upper bound of
+-- a 2%-wide histogram bucket, merged over the threads) and one line per type:
 --   tpcc-type: NAME commits=N rollbacks=N p50_ms=X p95_ms=X p99_ms=X
 
 local dir = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "."
