@@ -36,6 +36,7 @@ OUT=$(cd "$OUT" && pwd)
 export QUICK
 
 command_line="bench/run-all.sh $*"
+[ -n "${MAKELEVEL:-}" ] && command_line="$command_line   # started by make bench"
 knobs=$(env | grep -E '^(QUICK|TABLES|ROWS|THREAD_COUNTS|SLICE|ROUNDS|ENGINES|REGIMES|DURABILITIES|WORKLOADS|LOAD_THREADS|WARMUP|TMPDIR)=' |
   sort | tr '\n' ' ' || true)
 plugin=$BUILD/plugin/ha_tidesdb.so
@@ -92,7 +93,8 @@ bench_commit=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo "?")
 # What a script measures: its header comment from the line after "Usage:" up to its
 # "Environment:" paragraph.
 quote_header() { # script
-  sed -n '3,/^# Environment/p' "$1" | sed '$d; s/^# \{0,1\}//' | sed '/./,$!d'
+  sed -n '3,/^# Environment/p' "$1" | sed '$d; s/^# \{0,1\}//' |
+    awk 'NF { for (; blank > 0; blank--) print ""; print; seen = 1; next } seen { blank++ }'
 }
 quote_settings() {
   # The header comment of private-server.sh (why the settings are equivalent) and the
@@ -168,7 +170,7 @@ under_results() { # file.md
   echo '```'
   for script in sysbench-compare.sh tpcc-compare.sh large-values.sh; do
     [ -f "$ROOT/bench/$script" ] || continue
-    grep -n -A1 '^ *start_server ' "$ROOT/bench/$script" | sed "s|^|bench/$script:|"
+    { grep -n -A1 '^ *start_server ' "$ROOT/bench/$script" || true; } | sed "s|^|bench/$script:|"
   done
   echo '```'
   for script in sysbench-compare.sh tpcc-compare.sh large-values.sh; do
@@ -194,7 +196,8 @@ under_results() { # file.md
   echo
   echo "## Plots"
   echo
-  for png in "$OUT"/plots/*.png; do
+  # In the order plot.py wrote them (sysbench first).
+  for png in $(grep '\.png$' "$OUT/plot.log" 2>/dev/null || true); do
     [ -f "$png" ] || continue
     echo "### $(basename "$png" .png)"
     echo
