@@ -132,14 +132,14 @@ def legend(fig, axes):
     """One legend for the figure, above the panels, from the panel with the most series."""
     handles, labels = max((a.get_legend_handles_labels() for a in axes), key=lambda hl: len(hl[1]))
     if labels:
-        top = 1 - 0.3 / fig.get_figheight()
+        top = 1 - 0.27 / fig.get_figheight()
         fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, top), ncol=len(labels),
                    fontsize=8, frameon=False)
 
 
 def save(fig, out, name, written):
-    # Room at the top for the title (0.3 in) and the legend under it (0.25 in).
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.55 / fig.get_figheight()))
+    # Room at the top for the title and the legend under it (tight_layout pads too).
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.42 / fig.get_figheight()))
     path = os.path.join(out, name)
     fig.savefig(path, dpi=110)
     plt.close(fig)
