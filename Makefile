@@ -68,7 +68,8 @@ stop:
 bench-kv: build
 	@scripts/bench-kv.sh $(BUILD_DIR)
 
-# sysbench side by side: TidesDB, InnoDB and MyRocks in one server (QUICK=1: a smoke run).
+# sysbench side by side: TidesDB, InnoDB and MyRocks in one server, the whole matrix (about
+# 2 h 20 min, bench/README.md; QUICK=1: a smoke run of a few minutes).
 bench-sql: build
 	@bench/sysbench-compare.sh $(BUILD_DIR)
 

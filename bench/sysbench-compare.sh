@@ -12,8 +12,8 @@
 # Regimes, the same data in both, the server restarted between them with every engine's
 # cache set (innodb_buffer_pool_size, tidesdb_block_cache_size with a 64 MiB tidesdb
 # memtable, rocksdb_block_cache_size):
-#   small  64 MiB: the data (TABLES=8 x ROWS=500000, about 1 GiB per engine) is many
-#          times the caches
+#   small  64 MiB: the data (TABLES=8 x ROWS=500000: 0.7-0.9 GiB per engine, going by the
+#          285-377 MiB of 8 x 200,000 rows) is many times the caches
 #   large  2 GiB: caches larger than the data (a fixed 2G, not derived from TABLES x ROWS:
 #          raise it by hand beyond ~8 x 1,000,000 rows)
 # Durabilities (bench/private-server.sh's start_server sets the same on every engine):
