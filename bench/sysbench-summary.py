@@ -11,7 +11,8 @@ InnoDB (the mean of the per-round ratios, each round's slices being adjacent in 
 min..max across rounds); p95 / p99 latency (means over rounds); KiB the server wrote to
 storage and CPU milliseconds it spent per transaction (sums over the rounds' slices, so
 background work of the previous slice counts too); retried conflicts (sum). The last row is
-the geometric mean over workloads (its min..max: the geometric mean of each round's ratios).
+the geometric mean over workloads: of the mean throughputs, and of the ratios of every
+workload and round (its min..max: each round's geometric mean over the workloads).
 Then the load times and the sizes (on disk and as the engines estimate them).
 """
 import csv
@@ -120,7 +121,7 @@ def table(s, out):
     for e in others:
         # A round's geometric mean only over the workloads that have that round.
         per_round = [geomean(v) for v in round_ratios[e].values() if v]
-        overall = geomean([mean(list(s.ratios(w, e).values())) for w in s.workloads if s.ratios(w, e)])
+        overall = geomean([r for v in round_ratios[e].values() for r in v])
         cells.append(f"{overall:.2f} ({min(per_round):.2f}..{max(per_round):.2f})" if per_round else "-")
     cells += ["-"] * (4 * len(engines))
     out.append("| " + " | ".join(cells) + " |")
@@ -138,14 +139,13 @@ def overview(groups, out):
     for (regime, cache, durability, threads), s in groups.items():
         cells = [f"{regime} ({cache})", durability, threads]
         for e in others:
-            per_workload = [mean(list(s.ratios(w, e).values())) for w in s.workloads if s.ratios(w, e)]
             by_round = defaultdict(list)
             for w in s.workloads:
                 for k, v in s.ratios(w, e).items():
                     by_round[k].append(v)
             per_round = [geomean(v) for v in by_round.values()]
-            cells.append(
-                f"{geomean(per_workload):.2f} ({min(per_round):.2f}..{max(per_round):.2f})" if per_round else "-")
+            overall = geomean([r for v in by_round.values() for r in v])
+            cells.append(f"{overall:.2f} ({min(per_round):.2f}..{max(per_round):.2f})" if per_round else "-")
         out.append("| " + " | ".join(cells) + " |")
 
 
