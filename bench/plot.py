@@ -6,9 +6,9 @@ Usage: bench/plot.py OUT_DIR   (writes OUT_DIR/plots/*.png, prints the files wri
 From OUT_DIR/sysbench.csv (bench/sysbench-compare.sh), each at the highest thread count
 of every cache regime x durability unless said otherwise:
   sysbench-ratio.png          throughput ratio to InnoDB per workload, TidesDB and MyRocks
-                              side by side, bars = mean of the per-round ratios, whiskers =
-                              min..max across rounds, a line at 1.0; one panel per regime x
-                              durability
+                              side by side, bars = mean of the per-round ratios drawn from
+                              1.0 on a log2 axis (2x and 0.5x equally long), whiskers =
+                              min..max across rounds; one panel per regime x durability
   sysbench-threads-R-D.png    throughput against thread count per workload (one small
                               panel each), a line per engine, whiskers min..max over rounds;
                               one file per regime R x durability D
@@ -22,8 +22,8 @@ From OUT_DIR/tpcc.csv, if present (bench/tpcc-compare.sh):
   tpcc-p99.png                p99 latency per transaction type and engine, one panel per
                               durability (x warehouses x threads)
 From OUT_DIR/large-values.csv, if present (bench/large-values.sh):
-  large-values-ratio.png      ops/s ratio to InnoDB per test (and access pattern), whiskers
-                              min..max over rounds, a line at 1.0
+  large-values-ratio.png      ops/s ratio to InnoDB per test (and access pattern), drawn
+                              from 1.0 on a log2 axis, whiskers min..max over rounds
   large-values-p99.png        p99 latency per test and engine (log scale; tests without a
                               latency, such as load and optimize, are left out)
 """
@@ -37,7 +37,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FuncFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
 BASELINE = "InnoDB"
 COLORS = {"TidesDB": "#1f77b4", "InnoDB": "#ff7f0e", "RocksDB": "#2ca02c"}
@@ -78,10 +78,11 @@ def grid(n, width=6.0, height=3.6, cols=None):
     return fig, flat[:n]
 
 
-def bars(ax, groups, series, values, spans=None, log=False, floor=None):
+def bars(ax, groups, series, values, spans=None, log=False, floor=None, ratio=False):
     """Grouped bars: for each group (x tick) one bar per series; values[(group, series)] is
     the height, spans[(group, series)] an optional (low, high) whisker. On a log axis the
-    bars start a power of ten below the smallest value, or at floor if that is higher."""
+    bars start a power of ten below the smallest value, or at floor if that is higher.
+    ratio: a log2 axis with the bars drawn up or down from 1.0 (2x and 0.5x equally long)."""
     n = max(1, len(series))
     width = 0.8 / n
     for i, s in enumerate(series):
@@ -98,12 +99,25 @@ def bars(ax, groups, series, values, spans=None, log=False, floor=None):
         if not xs:
             continue
         kw = {"yerr": [lo, hi], "capsize": 2, "ecolor": "#333333"} if spans else {}
-        ax.bar(xs, hs, width, label=label(s), color=color(s), **kw)
+        if ratio:
+            ax.bar(xs, [h - 1 for h in hs], width, bottom=1, label=label(s), color=color(s), **kw)
+        else:
+            ax.bar(xs, hs, width, label=label(s), color=color(s), **kw)
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(groups, rotation=35, ha="right", fontsize=8)
     ax.set_xlim(-0.6, len(groups) - 0.4)
     plain = FuncFormatter(lambda y, _: f"{y:g}")
-    if log:
+    if ratio:
+        ends = [v for v in values.values() if v > 0]
+        ends += [x for span in (spans or {}).values() for x in span if x > 0]
+        if ends:
+            ax.set_yscale("log", base=2)
+            ax.set_ylim(min(min(ends), 1) / 1.25, max(max(ends), 1) * 1.25)
+            ax.yaxis.set_major_locator(LogLocator(base=2, numticks=30))
+            ax.yaxis.set_major_formatter(plain)
+            ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.axhline(1.0, color="#d62728", linewidth=1)
+    elif log:
         # Bars from a power of ten below the smallest value, so their heights compare.
         shown = [v for v in values.values() if v > 0]
         ax.set_yscale("log")
@@ -184,9 +198,8 @@ def sysbench_plots(rows, out, written):
                     if ratios:
                         values[(short(w), e)] = mean(ratios)
                         spans[(short(w), e)] = (min(ratios), max(ratios))
-            bars(ax, [short(w) for w in workloads], others, values, spans)
-            ax.axhline(1.0, color="#d62728", linewidth=1)
-            ax.set_ylabel(f"throughput / {BASELINE}")
+            bars(ax, [short(w) for w in workloads], others, values, spans, ratio=True)
+            ax.set_ylabel(f"throughput / {BASELINE} (log scale)")
             ax.set_title(title(g, d, t), fontsize=10)
         legend(fig, axes)
         fig.suptitle(f"sysbench: throughput ratio to {BASELINE} (whiskers: min..max over rounds)", fontsize=11)
@@ -329,9 +342,8 @@ def large_values_plots(rows, out, written):
                     values[(t, e)] = mean(ratios)
                     spans[(t, e)] = (min(ratios), max(ratios))
         fig, axes = grid(1, width=max(7.0, 0.9 * len(tests)), height=4.0, cols=1)
-        bars(axes[0], tests, others, values, spans)
-        axes[0].axhline(1.0, color="#d62728", linewidth=1)
-        axes[0].set_ylabel(f"ops/s / {BASELINE}")
+        bars(axes[0], tests, others, values, spans, ratio=True)
+        axes[0].set_ylabel(f"ops/s / {BASELINE} (log scale)")
         legend(fig, axes)
         fig.suptitle(f"Large values: ops/s ratio to {BASELINE} (whiskers: min..max over rounds)", fontsize=11)
         save(fig, out, "large-values-ratio.png", written)
