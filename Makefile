@@ -15,7 +15,7 @@ BUILD_DIR ?= $(CURDIR)/build
 CMAKE_FLAGS := -DMARIADB_HEADERS_DIR=$(HEADERS_DIR)
 endif
 
-.PHONY: deps headers configure build test run stop clean format bench-kv bench-sql package \
+.PHONY: deps headers configure build test run stop clean format bench bench-kv bench-sql package \
   test-full test-rpl
 
 deps:
@@ -68,9 +68,19 @@ stop:
 bench-kv: build
 	@scripts/bench-kv.sh $(BUILD_DIR)
 
-# sysbench side by side: TidesDB, InnoDB and MyRocks in one server (QUICK=1: a smoke run).
+# sysbench side by side: TidesDB, InnoDB and MyRocks in one server, the whole matrix (about
+# 2 h 20 min, bench/README.md; QUICK=1: a smoke run of a few minutes).
 bench-sql: build
 	@bench/sysbench-compare.sh $(BUILD_DIR)
+
+# Every SQL benchmark (sysbench matrix, TPC-C-like, large values), the plots and RESULTS.md
+# into BENCH_OUT (default bench/results/<date>, to commit); QUICK=1: a smoke run of a few
+# minutes into bench/results/<date>-quick. bench/README.md says how long the full run takes.
+BENCH_OUT ?=
+bench:
+	@scripts/install-deps.sh --bench
+	@$(MAKE) --no-print-directory build
+	@bench/run-all.sh $(BUILD_DIR) $(BENCH_OUT)
 
 format:
 	@git ls-files '*.h' '*.cc' | xargs clang-format -i

@@ -1,71 +1,210 @@
 #!/usr/bin/env python3
-"""Turns bench/sysbench-compare.sh's results.csv into the ratio table (Markdown).
+"""Turns bench/sysbench-compare.sh's output into Markdown tables.
 
-Per regime and workload: each engine's mean throughput over its slices, its ratio to
-InnoDB (mean of the per-round ratios, with min..max across rounds), p95 latency, bytes
-written to storage and CPU ticks per transaction, errors (retried conflicts).
+Usage: bench/sysbench-summary.py OUT_DIR   (reads sysbench.csv, sysbench-loads.csv and
+       sysbench-sizes.csv there; prints Markdown on stdout)
+
+First an overview: per cache regime, durability and thread count, the geometric mean over
+workloads of each engine's ratio to InnoDB. Then one table per (regime, durability,
+threads), a row per workload: each engine's mean throughput over its rounds; its ratio to
+InnoDB (the mean of the per-round ratios, each round's slices being adjacent in time, with
+min..max across rounds); p95 / p99 latency (means over rounds); KiB the server wrote to
+storage and CPU milliseconds it spent per transaction (sums over the rounds' slices, so
+background work of the previous slice counts too); retried conflicts (sum). The last row is
+the geometric mean over workloads: of the mean throughputs, and of the ratios of every
+workload and round (its min..max: each round's geometric mean over the workloads).
+Then the load times and the sizes (on disk and as the engines estimate them).
 """
 import csv
+import math
+import os
 import sys
 from collections import defaultdict
 
+BASELINE = "InnoDB"
 
-def main():
-    rows = list(csv.DictReader(open(sys.argv[1])))
-    loads = []
-    if len(sys.argv) > 2:
-        try:
-            loads = [line.strip().split(",") for line in open(sys.argv[2]) if line.strip()]
-        except FileNotFoundError:
-            pass
-    by = defaultdict(list)  # (regime, workload, engine) -> rows
-    for r in rows:
-        by[(r["regime"], r["workload"], r["engine"])].append(r)
-    engines = []
-    for r in rows:
-        if r["engine"] not in engines:
-            engines.append(r["engine"])
-    others = [e for e in engines if e != "InnoDB"]
-    out = []
-    for regime in dict.fromkeys(r["regime"] for r in rows):
-        out.append(f"\n### Cache regime: {regime}\n")
-        head = "| workload | " + " | ".join(f"{e} tps" for e in engines)
-        head += " | " + " | ".join(f"{e}/InnoDB (min..max)" for e in others)
-        head += " | " + " | ".join(f"{e} p95 ms" for e in engines)
-        head += " | " + " | ".join(f"{e} KiB written/txn" for e in engines) + " |"
-        out.append(head)
-        out.append("|" + "---|" * (1 + 3 * len(engines) + len(others)))
-        for workload in dict.fromkeys(r["workload"] for r in rows if r["regime"] == regime):
-            cells = [workload]
-            tps = {}
-            for e in engines:
-                rs = by[(regime, workload, e)]
-                tps[e] = [float(r["tps"]) for r in rs]
-                cells.append(f"{sum(tps[e]) / max(1, len(tps[e])):.0f}")
-            for e in others:
-                ratios = [a / b for a, b in zip(tps[e], tps["InnoDB"]) if b > 0]
-                if ratios:
-                    cells.append(f"{sum(ratios) / len(ratios):.2f} ({min(ratios):.2f}..{max(ratios):.2f})")
+
+def ordered(values):
+    return list(dict.fromkeys(values))
+
+
+def geomean(xs):
+    xs = [x for x in xs if x > 0]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else 0.0
+
+
+def mean(xs):
+    return sum(xs) / len(xs) if xs else 0.0
+
+
+def read_csv(path):
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def ratio_cell(ratios):
+    if not ratios:
+        return "-"
+    return f"{mean(ratios):.2f} ({min(ratios):.2f}..{max(ratios):.2f})"
+
+
+class Slices:
+    """The slices of one (regime, durability, threads), indexed by workload and engine."""
+
+    def __init__(self, rows):
+        self.rows = rows
+        self.workloads = ordered(r["workload"] for r in rows)
+        self.engines = ordered(r["engine"] for r in rows)
+        self.by = defaultdict(dict)  # (workload, engine) -> round -> row
+        for r in rows:
+            self.by[(r["workload"], r["engine"])][r["round"]] = r
+
+    def tps(self, workload, engine):
+        return {k: float(r["tps"]) for k, r in self.by[(workload, engine)].items()}
+
+    def ratios(self, workload, engine):
+        """Per round: engine's tps over the baseline's tps in the same round."""
+        mine, base = self.tps(workload, engine), self.tps(workload, BASELINE)
+        return {k: mine[k] / base[k] for k in mine if k in base and base[k] > 0 and mine[k] > 0}
+
+    def per_txn(self, workload, engine, column, scale):
+        rs = self.by[(workload, engine)].values()
+        txns = sum(int(r["transactions"]) for r in rs)
+        return sum(float(r[column]) for r in rs) * scale / txns if txns else None
+
+
+def table(s, out):
+    engines, others = s.engines, [e for e in s.engines if e != BASELINE]
+    if BASELINE not in engines:
+        others = []
+    clk = os.sysconf("SC_CLK_TCK")
+    head = ["workload"] + [f"{e} tps" for e in engines]
+    head += [f"{e}/{BASELINE} (min..max)" for e in others]
+    head += [f"{e} p95 / p99 ms" for e in engines]
+    head += [f"{e} KiB written/txn" for e in engines]
+    head += [f"{e} CPU ms/txn" for e in engines]
+    head += [f"{e} retries" for e in engines]
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|" + "---|" * len(head))
+    mean_tps = defaultdict(list)  # engine -> per-workload mean tps
+    round_ratios = defaultdict(lambda: defaultdict(list))  # engine -> round -> ratios
+    for w in s.workloads:
+        cells = [w]
+        for e in engines:
+            t = list(s.tps(w, e).values())
+            failed = sum(1 for x in t if x == 0)
+            cells.append(f"{mean(t):.0f}" + (f" ({failed} failed)" if failed else ""))
+            if mean(t) > 0:
+                mean_tps[e].append(mean(t))
+        for e in others:
+            ratios = s.ratios(w, e)
+            for k, v in ratios.items():
+                round_ratios[e][k].append(v)
+            cells.append(ratio_cell(list(ratios.values())))
+        for e in engines:
+            rs = s.by[(w, e)].values()
+            p95 = mean([float(r["p95_ms"]) for r in rs])
+            p99 = mean([float(r["p99_ms"]) for r in rs])
+            cells.append(f"{p95:.2f} / {p99:.2f}")
+        for e in engines:
+            v = s.per_txn(w, e, "bytes_written", 1 / 1024)
+            cells.append("-" if v is None else f"{v:.1f}")
+        for e in engines:
+            v = s.per_txn(w, e, "cpu_ticks", 1000 / clk)
+            cells.append("-" if v is None else f"{v:.2f}")
+        for e in engines:
+            cells.append(str(sum(int(r["errors"]) for r in s.by[(w, e)].values())))
+        out.append("| " + " | ".join(cells) + " |")
+    cells = ["**geometric mean**"] + [f"{geomean(mean_tps[e]):.0f}" for e in engines]
+    for e in others:
+        # A round's geometric mean only over the workloads that have that round.
+        per_round = [geomean(v) for v in round_ratios[e].values() if v]
+        overall = geomean([r for v in round_ratios[e].values() for r in v])
+        cells.append(f"{overall:.2f} ({min(per_round):.2f}..{max(per_round):.2f})" if per_round else "-")
+    cells += ["-"] * (4 * len(engines))
+    out.append("| " + " | ".join(cells) + " |")
+
+
+def overview(groups, out):
+    engines = ordered(e for s in groups.values() for e in s.engines)
+    others = [e for e in engines if e != BASELINE]
+    if BASELINE not in engines or not others:
+        return
+    out.append(f"\n### Overview: geometric mean over workloads of the throughput ratio to {BASELINE}\n")
+    head = ["cache regime", "durability", "threads"] + [f"{e}/{BASELINE} (min..max over rounds)" for e in others]
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|" + "---|" * len(head))
+    for (regime, cache, durability, threads), s in groups.items():
+        cells = [f"{regime} ({cache})", durability, threads]
+        for e in others:
+            by_round = defaultdict(list)
+            for w in s.workloads:
+                for k, v in s.ratios(w, e).items():
+                    by_round[k].append(v)
+            per_round = [geomean(v) for v in by_round.values()]
+            overall = geomean([r for v in by_round.values() for r in v])
+            cells.append(f"{overall:.2f} ({min(per_round):.2f}..{max(per_round):.2f})" if per_round else "-")
+        out.append("| " + " | ".join(cells) + " |")
+
+
+def loads_and_sizes(loads, sizes, out):
+    if loads:
+        out.append("\n### Load (sysbench prepare, timed by the client)\n")
+        out.append("| engine | load threads | rows | seconds | rows/s |")
+        out.append("|---|---|---|---|---|")
+        for r in loads:
+            seconds = float(r["seconds"])
+            rate = int(r["rows"]) / seconds if seconds > 0 else 0
+            out.append(f"| {r['engine']} | {r['threads']} | {int(r['rows'])} | {seconds:.1f} | {rate:.0f} |")
+    if sizes:
+        stages = ordered(
+            "after load" if r["stage"] == "load" else f"after {r['regime']}/{r['durability']}" for r in sizes)
+        engines = ordered(r["engine"] for r in sizes)
+        cell = {}
+        for r in sizes:
+            stage = "after load" if r["stage"] == "load" else f"after {r['regime']}/{r['durability']}"
+            cell[(r["engine"], stage)] = (int(r["disk_bytes"] or 0), int(r["table_bytes"] or 0))
+        out.append("\n### Size: MiB on disk (MiB the engine reports as DATA_LENGTH + INDEX_LENGTH)\n")
+        out.append("On disk: InnoDB's sb_InnoDB/*.ibd (without the shared redo log, undo and system")
+        out.append("tablespace), TidesDB's #tidesdb/ and MyRocks' #rocksdb/ (both with their WAL).\n")
+        out.append("| engine | " + " | ".join(stages) + " |")
+        out.append("|---|" + "---|" * len(stages))
+        for e in engines:
+            cells = [e]
+            for st in stages:
+                if (e, st) in cell:
+                    disk, est = cell[(e, st)]
+                    cells.append(f"{disk / 1048576:.0f} ({est / 1048576:.0f})")
                 else:
                     cells.append("-")
-            for e in engines:
-                rs = by[(regime, workload, e)]
-                p95 = [float(r["p95_ms"]) for r in rs]
-                cells.append(f"{sum(p95) / max(1, len(p95)):.2f}")
-            for e in engines:
-                rs = by[(regime, workload, e)]
-                txns = sum(float(r["tps"]) * float(r["seconds"]) for r in rs)
-                written = sum(int(r["bytes_written"]) for r in rs)
-                cells.append(f"{written / 1024 / txns:.1f}" if txns > 0 else "-")
             out.append("| " + " | ".join(cells) + " |")
-    if loads:
-        out.append("\n### Load (sysbench prepare) and size after load\n")
-        out.append("| engine | seconds | MiB (DATA_LENGTH + INDEX_LENGTH) |")
-        out.append("|---|---|---|")
-        for parts in loads:
-            _, engine, seconds, size = parts[:4]
-            mib = int(size) / 1048576 if size and size != "NULL" else 0
-            out.append(f"| {engine} | {float(seconds):.1f} | {mib:.0f} |")
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: sysbench-summary.py OUT_DIR")
+    where = sys.argv[1]
+    if where.endswith(".csv"):
+        where = os.path.dirname(where) or "."
+    rows = read_csv(os.path.join(where, "sysbench.csv"))
+    loads = read_csv(os.path.join(where, "sysbench-loads.csv"))
+    sizes = read_csv(os.path.join(where, "sysbench-sizes.csv"))
+    grouped = defaultdict(list)
+    for r in rows:
+        grouped[(r["regime"], r["cache"], r["durability"], r["threads"])].append(r)
+    groups = {k: Slices(v) for k, v in grouped.items()}
+    out = ["## sysbench: TidesDB, InnoDB and MyRocks side by side"]
+    overview(groups, out)
+    for (regime, cache, durability, threads), s in groups.items():
+        rounds = len(ordered(r["round"] for r in s.rows))
+        seconds = mean([float(r["seconds"]) for r in s.rows])
+        plural = "" if threads == "1" else "s"
+        out.append(f"\n### Cache {regime} ({cache}), {durability}, {threads} thread{plural}\n")
+        out.append(f"{rounds} round(s) of {seconds:.0f} s slices per engine and workload.\n")
+        table(s, out)
+    loads_and_sizes(loads, sizes, out)
     print("\n".join(out))
 
 

@@ -4,10 +4,12 @@
 # headers, and the server refuses a plugin built for another patch release).
 # Idempotent: does nothing when everything is already in place.
 #
-# Usage: scripts/install-deps.sh [--package] [--container]
+# Usage: scripts/install-deps.sh [--package] [--container] [--bench]
 #   --package     also what `make package` uses beyond the build (lintian)
 #   --container   also what the container scaffold uses (docker.io, docker-compose,
 #                 debootstrap); the Docker daemon is not started here
+#   --bench       also what `make bench` uses beyond sysbench and pymysql (always
+#                 installed): matplotlib for bench/plot.py, util-linux for lsblk/findmnt
 set -euo pipefail
 
 MARIADB_VERSION="${MARIADB_VERSION:-1:10.11.18-0+deb12u1}"
@@ -21,8 +23,9 @@ for arg in "$@"; do
   case "$arg" in
   --package) BUILD_PKGS+=(dpkg-dev lintian) ;;
   --container) BUILD_PKGS+=(docker.io docker-compose debootstrap) ;;
+  --bench) BUILD_PKGS+=(python3-matplotlib util-linux) ;;
   *)
-    echo "usage: $0 [--package] [--container]" >&2
+    echo "usage: $0 [--package] [--container] [--bench]" >&2
     exit 2
     ;;
   esac
