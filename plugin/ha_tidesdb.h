@@ -256,9 +256,10 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   // The open scan.
   ScanKind scan_ = ScanKind::kNone;
   std::unique_ptr<tidesdb::Iterator> iter_;
-  bool iter_released_ = false;  // iter_ was dropped at a transaction end; reposition()
-  std::string last_key_;        // the key the scan last returned (its own column family)
-  std::string prefix_;          // index_next_same: the prefix of the last index_read
+  tidesdb::ColumnFamilyHandle* iter_cf_ = nullptr;  // what iter_ reads
+  bool iter_released_ = false;                      // iter_ was dropped at a transaction end; reposition()
+  std::string last_key_;                            // the key the scan last returned (its own column family)
+  std::string prefix_;                              // index_next_same: the prefix of the last index_read
   bool keyread_ = false;
 
   // The row last read: its primary key, its stored value (BLOB columns point into it),

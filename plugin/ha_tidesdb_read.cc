@@ -24,12 +24,14 @@ void ha_tidesdb::open_iterator(tidesdb::ColumnFamilyHandle* cf) {
   close_iterator();
   tidesdb::Transaction* t = txn();
   iter_ = t->NewIterator(tidesdb::ReadOptions(), cf);
+  iter_cf_ = cf;
   trx_->add_cursor(this);
 }
 
 void ha_tidesdb::close_iterator() {
   if (iter_) {
     iter_.reset();
+    iter_cf_ = nullptr;
     if (trx_ != nullptr) trx_->remove_cursor(this);
   }
   iter_released_ = false;
@@ -38,6 +40,7 @@ void ha_tidesdb::close_iterator() {
 void ha_tidesdb::release_cursor() {
   // Called by the transaction, which has already forgotten this cursor.
   iter_.reset();
+  iter_cf_ = nullptr;
   iter_released_ = scan_ != ScanKind::kNone && !last_key_.empty();
 }
 
@@ -262,7 +265,9 @@ int ha_tidesdb::index_end() {
 }
 
 int ha_tidesdb::seek_index(uchar* buf, const std::string& target, enum ha_rkey_function find_flag) {
-  open_iterator(index_cf(active_index));
+  // The scan's next range (index_init .. index_end lies within one statement) seeks the
+  // iterator it already has: same view, and it sees the transaction's writes made since.
+  if (!iter_ || iter_cf_ != index_cf(active_index)) open_iterator(index_cf(active_index));
   prefix_ = target;
   std::string successor = prefix_successor(target);
   int error;
