@@ -5,6 +5,8 @@
 #include <new>
 #include <optional>
 
+#include <xxhash.h>
+
 #include "util/coding.h"
 
 namespace tidesdb {
@@ -204,8 +206,37 @@ class MemTable::Iterator final : public InternalIterator {
   Slice value_;
 };
 
-MemTable::MemTable(size_t arena_block_size)
-    : arena_(arena_block_size), table_(EntryComparator(), &arena_), cf_stats_(CfStatsComparator(), &arena_) {}
+MemTable::MemTable(size_t arena_block_size, size_t bloom_bytes)
+    : bloom_lines_((bloom_bytes + kBloomLineBytes - 1) / kBloomLineBytes),
+      bloom_(bloom_lines_ != 0 ? std::make_unique<std::atomic<uint64_t>[]>(bloom_lines_ * kBloomLineWords)
+                               : nullptr),
+      arena_(arena_block_size),
+      table_(EntryComparator(), &arena_),
+      cf_stats_(CfStatsComparator(), &arena_) {}
+
+uint64_t MemTable::BloomHash(uint32_t cf_id, Slice user_key) {
+  return XXH3_64bits_withSeed(user_key.data(), user_key.size(), cf_id);
+}
+
+// The high 32 bits pick the line; four 9-bit fields of the low bits pick a bit each in it.
+void MemTable::BloomAdd(uint64_t h) {
+  if (bloom_lines_ == 0) return;
+  std::atomic<uint64_t>* line = &bloom_[((h >> 32) * bloom_lines_ >> 32) * kBloomLineWords];
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t bit = (h >> (9 * i)) & 511;
+    line[bit >> 6].fetch_or(uint64_t{1} << (bit & 63), std::memory_order_relaxed);
+  }
+}
+
+bool MemTable::BloomMayContain(uint64_t h) const {
+  if (bloom_lines_ == 0) return true;
+  const std::atomic<uint64_t>* line = &bloom_[((h >> 32) * bloom_lines_ >> 32) * kBloomLineWords];
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t bit = (h >> (9 * i)) & 511;
+    if ((line[bit >> 6].load(std::memory_order_relaxed) & (uint64_t{1} << (bit & 63))) == 0) return false;
+  }
+  return true;
+}
 
 void MemTable::Add(uint32_t cf_id, SequenceNumber seq, ValueType type, Slice user_key, Slice value) {
   assert(seq <= kMaxSequence);
@@ -226,6 +257,7 @@ void MemTable::Add(uint32_t cf_id, SequenceNumber seq, ValueType type, Slice use
   p = CopyBytes(p, value);
   assert(static_cast<size_t>(p - entry) == entry_size);
 
+  BloomAdd(BloomHash(cf_id, user_key));
   if (!table_.Insert(entry)) return;
 
   // Counters follow the insert, so a CF never shows up in ColumnFamilies() before one of
@@ -245,6 +277,7 @@ void MemTable::Add(uint32_t cf_id, SequenceNumber seq, ValueType type, Slice use
 bool MemTable::Get(uint32_t cf_id, Slice user_key, SequenceNumber snapshot, ValueType* type, Slice* value,
                    SequenceNumber* seq) const {
   if (snapshot > kMaxSequence) snapshot = kMaxSequence;
+  if (!BloomMayContain(BloomHash(cf_id, user_key))) return false;
   // (user_key, snapshot, kValueTypeForSeek) sorts just before every version of user_key
   // with sequence <= snapshot, newest first.
   LookupKey lookup(cf_id, user_key, PackSequenceAndType(snapshot, kValueTypeForSeek));

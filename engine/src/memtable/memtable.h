@@ -23,6 +23,10 @@
 //
 // The DB holds memtables by std::shared_ptr; a memtable must outlive every iterator it
 // created and every value Slice that Get returned.
+//
+// Point lookups (Get) of keys the memtable does not hold mostly skip the skip list: a
+// blocked bloom filter over (cf_id, user key), one 64-byte line per key with 4 probes, set
+// by Add before the entry is inserted (so a Get that can see the entry sees its bits).
 #pragma once
 
 #include <atomic>
@@ -42,7 +46,9 @@ namespace tidesdb {
 class MemTable {
  public:
   // arena_block_size: see Arena. A smaller block suits many small per-CF memtables.
-  explicit MemTable(size_t arena_block_size = Arena::kDefaultBlockSize);
+  // bloom_bytes: the size of the point-lookup filter (rounded up to 64-byte lines); 0: no
+  // filter, every Get searches the skip list.
+  explicit MemTable(size_t arena_block_size = Arena::kDefaultBlockSize, size_t bloom_bytes = 0);
   MemTable(const MemTable&) = delete;
   MemTable& operator=(const MemTable&) = delete;
 
@@ -88,11 +94,18 @@ class MemTable {
   uint64_t NumEntries(uint32_t cf_id) const;
   uint64_t NumDeletions(uint32_t cf_id) const;
 
-  // Bytes the memtable holds (its arena's blocks): the measure of "full".
-  size_t ApproximateMemoryUsage() const { return arena_.MemoryUsage(); }
+  // Bytes the memtable holds (its arena's blocks and its filter): the measure of "full".
+  size_t ApproximateMemoryUsage() const { return arena_.MemoryUsage() + bloom_lines_ * kBloomLineBytes; }
   // Entries of all CFs.
   uint64_t num_entries() const { return num_entries_.load(std::memory_order_relaxed); }
   bool empty() const { return num_entries() == 0; }
+  // Tests: how many of the keys prefix + i, i in [from, to), pass the point-lookup filter.
+  int BloomPassesForTest(uint32_t cf_id, const std::string& prefix, int from, int to) const {
+    int passes = 0;
+    for (int i = from; i < to; ++i)
+      passes += BloomMayContain(BloomHash(cf_id, prefix + std::to_string(i))) ? 1 : 0;
+    return passes;
+  }
   // Smallest / largest sequence added so far; both 0 while empty.
   SequenceNumber smallest_sequence() const;
   SequenceNumber largest_sequence() const { return largest_sequence_.load(std::memory_order_relaxed); }
@@ -119,6 +132,14 @@ class MemTable {
   CfStats* FindCfStats(uint32_t cf_id) const;
   CfStats* FindOrAddCfStats(uint32_t cf_id);
 
+  static constexpr size_t kBloomLineBytes = 64;
+  static constexpr size_t kBloomLineWords = kBloomLineBytes / sizeof(uint64_t);
+  static uint64_t BloomHash(uint32_t cf_id, Slice user_key);
+  void BloomAdd(uint64_t h);
+  bool BloomMayContain(uint64_t h) const;
+
+  const size_t bloom_lines_;
+  const std::unique_ptr<std::atomic<uint64_t>[]> bloom_;  // bloom_lines_ * kBloomLineWords words
   Arena arena_;
   Table table_;
   CfStatsList cf_stats_;

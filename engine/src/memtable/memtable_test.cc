@@ -95,7 +95,7 @@ TEST(MemTable, Empty) {
 }
 
 TEST(MemTable, GetSeesNewestVersionAtSnapshot) {
-  MemTable mem;
+  MemTable mem(Arena::kDefaultBlockSize, 4096);
   mem.Add(1, 10, ValueType::kValue, "k", "v10");
   mem.Add(1, 20, ValueType::kValue, "k", "v20");
   mem.Add(1, 30, ValueType::kDeletion, "k", "");
@@ -177,7 +177,7 @@ TEST(MemTable, DuplicateInternalKeyIsIgnored) {
 // Iterators of neighbouring CFs, including the smallest and largest ids, never cross
 // into each other, in either direction and from any seek.
 TEST(MemTable, ColumnFamilyIsolation) {
-  MemTable mem;
+  MemTable mem(Arena::kDefaultBlockSize, 4096);
   const std::vector<uint32_t> cfs = {0, 1, 2, 0x00FFFFFF, 0x01000000, 0xFFFFFFFE, 0xFFFFFFFF};
   SequenceNumber seq = 1;
   for (uint32_t cf : cfs) {
@@ -262,6 +262,23 @@ TEST(MemTable, ColumnFamilyIsolation) {
     EXPECT_FALSE(it->Valid());
     EXPECT_EQ(mem.NumEntries(cf), 0u);
   }
+}
+
+// The point-lookup filter: every key added is found (in its CF only), and keys never
+// added are answered without a skip-list search in all but a few percent of lookups (the
+// filter's false positives), here measured as how many absent keys pass it.
+TEST(MemTable, BloomFilterNeverHidesAKeyAndSkipsMostAbsentOnes) {
+  MemTable mem(Arena::kDefaultBlockSize, 20000 * 10 / 8);  // 10 bits per key
+  for (int i = 0; i < 20000; ++i) mem.Add(7, i + 1, ValueType::kValue, "key" + std::to_string(i), "v");
+  ValueType type;
+  Slice value;
+  for (int i = 0; i < 20000; ++i) {
+    ASSERT_TRUE(mem.Get(7, "key" + std::to_string(i), kMaxSequence, &type, &value)) << i;
+    ASSERT_FALSE(mem.Get(8, "key" + std::to_string(i), kMaxSequence, &type, &value)) << i;
+  }
+  for (int i = 20000; i < 40000; ++i)
+    ASSERT_FALSE(mem.Get(7, "key" + std::to_string(i), kMaxSequence, &type, &value));
+  EXPECT_LT(mem.BloomPassesForTest(7, "key", 20000, 40000), 20000 / 20);  // under 5 %
 }
 
 TEST(MemTable, ColumnFamiliesAndCounts) {
@@ -364,7 +381,7 @@ TEST(MemTable, RandomizedAgainstModel) {
     return k;
   };
 
-  MemTable mem(8192);
+  MemTable mem(8192, 256);  // a tiny filter: most lookups pass it, some are cut short
   SequenceNumber seq = 0;
   for (int i = 0; i < 3000; ++i) {
     uint32_t cf = cfs[rng() % cfs.size()];
@@ -445,7 +462,7 @@ TEST(MemTable, ConcurrentAddsAndReads) {
   const uint32_t seed = TestSeed("MemTable.ConcurrentAddsAndReads");
   constexpr int kWriters = 4;
   constexpr int kPerWriter = 10000;
-  MemTable mem;
+  MemTable mem(Arena::kDefaultBlockSize, 16 << 10);
   std::atomic<SequenceNumber> next_seq{1};
   std::atomic<int> done{0};
   std::atomic<uint64_t> failures{0};
