@@ -70,17 +70,17 @@ void TransactionImpl::EnsureSnapshot() {
 }
 
 Status TransactionImpl::CountFailure(const Status& s, uint32_t cf_id, const Slice* key) {
-  if (s.IsBusy()) db_->stat_conflicts_++;
-  if (s.IsTimedOut()) db_->stat_timeouts_++;
-  if (s.IsDeadlock()) db_->stat_deadlocks_++;
   using Kind = TransactionFailure::Kind;
   const Kind kind = s.IsBusy()       ? Kind::kConflict
                     : s.IsTimedOut() ? Kind::kLockTimeout
                     : s.IsDeadlock() ? Kind::kDeadlock
                                      : Kind::kNone;
   // A failure already recorded by this Commit / Prepare with its key is the same one,
-  // counted again on its way out: keep the key.
+  // seen again on its way out: counted once, and its key kept.
   if (kind == Kind::kNone || (key == nullptr && failure_.kind == kind)) return s;
+  if (kind == Kind::kConflict) db_->stat_conflicts_++;
+  if (kind == Kind::kLockTimeout) db_->stat_timeouts_++;
+  if (kind == Kind::kDeadlock) db_->stat_deadlocks_++;
   failure_ = TransactionFailure();
   failure_.kind = kind;
   failure_.message = s.ToString();

@@ -72,6 +72,29 @@ TEST_F(TxnIntrospectionTest, OptimisticWriteConflictNamesTheKey) {
   EXPECT_NE(f.message.find("write conflict"), std::string::npos) << f.message;
 }
 
+// A conflict found by an optimistic Prepare is one conflict in the counters (it was counted
+// where it was found and again on Prepare's way out).
+TEST_F(TxnIntrospectionTest, OptimisticPrepareConflictIsCountedOnce) {
+  auto conflicts = [&] {
+    std::string stats;
+    EXPECT_TRUE(db_->GetProperty("tidesdb.txn.stats", &stats));
+    const size_t at = stats.find("conflicts=");
+    return at == std::string::npos ? -1 : std::stoi(stats.substr(at + 10));
+  };
+  const int before = conflicts();
+  auto loser = Begin(ConcurrencyMode::kOptimistic);
+  std::string v;
+  ASSERT_TRUE(loser->Get(cf_, "x", &v).IsNotFound());  // takes the snapshot
+  ASSERT_TRUE(loser->Put(cf_, "k", "mine").ok());
+  auto winner = Begin(ConcurrencyMode::kOptimistic);
+  ASSERT_TRUE(winner->Put(cf_, "k", "theirs").ok());
+  ASSERT_TRUE(winner->Commit().ok());
+  Status s = loser->Prepare("xid-1");
+  ASSERT_TRUE(s.IsBusy()) << s.ToString();
+  EXPECT_EQ(loser->last_failure().key, "k");
+  EXPECT_EQ(conflicts(), before + 1);
+}
+
 TEST_F(TxnIntrospectionTest, ReadConflictOfGetForUpdateNamesTheKey) {
   auto loser = Begin(ConcurrencyMode::kOptimistic, IsolationLevel::kReadCommitted);
   std::string v;
