@@ -26,7 +26,8 @@
 #   (every engine's cache), ENGINES ["TidesDB InnoDB RocksDB"], DURABILITIES
 #   ["relaxed durable"], PORT [3393], SCALE [1] (< 1 is NOT the standard TPC-C size: fewer
 #   customers, orders, items and stock per warehouse), WARMUP seconds [10], QUICK=1
-#   (SCALE=0.1, 1 warehouse, 10 s slices, 3 s warm-up, one round; a few minutes).
+#   (SCALE=0.1, 1 warehouse, 10 s slices, 3 s warm-up, one round; a few minutes),
+#   SERVER_OPTS [""] (more mariadbd options, e.g. --tidesdb-pessimistic-locking=ON).
 # Output in OUT_DIR (default BUILD_DIR/bench-tpcc/<date>):
 #   tpcc.csv        one line per slice: durability,round,engine,warehouses,threads,seconds,
 #                   transactions,new_orders,nopm,p99_new_order_ms,p99_payment_ms,
@@ -91,7 +92,8 @@ echo "durability,engine,result,size_bytes" >"$OUT/tpcc-checks.csv"
 
 first=1
 for durability in $DURABILITIES; do
-  start_server "$CACHE" "$durability" --skip-log-bin
+  # shellcheck disable=SC2086 # SERVER_OPTS is a list of options
+  start_server "$CACHE" "$durability" --skip-log-bin ${SERVER_OPTS:-}
   if [ "$first" = 1 ]; then
     for engine in $ENGINES; do
       sql "CREATE DATABASE tpcc_$engine"
