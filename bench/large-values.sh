@@ -28,14 +28,17 @@
 #
 # Environment: DATA_MB [2048], CACHE [256M], THREADS [2], SLICE seconds [20], ROUNDS [2],
 #   ENGINES ["TidesDB InnoDB RocksDB"], DURABILITY [relaxed] (or durable, private-server.sh),
-#   LOAD_CHUNKS [4], SETTLE_MAX seconds [120], SEED [42], PORT [3394],
+#   LOAD_CHUNKS [4], SETTLE_MAX seconds [120], SEED [42], PORT [3394], SERVER_OPTS [""] (more
+#   mariadbd options, e.g. --innodb-flush-method=fsync: InnoDB reads with O_DIRECT by default,
+#   bypassing the OS page cache that TidesDB's and MyRocks' reads go through),
 #   QUICK=1 (DATA_MB=200, CACHE=32M, SLICE=3, ROUNDS=1, SETTLE_MAX=30: a few minutes).
 # Output: OUT_DIR/large-values.csv (one line per slice:
 #   round,engine,test,access,ops,ops_per_sec,p50_ms,p99_ms,bytes_written,size_bytes,seconds;
 #   test load|read_full|read_small|update|optimize, access uniform|zipfian|-; for load, round
 #   is the chunk; for optimize, ops is 1 and p50 = p99 = its duration),
 #   OUT_DIR/large-values-extra.csv (per slice: payload bytes moved, client CPU %, server CPU
-#   ticks, the engine's file bytes, settle seconds), OUT_DIR/large-values-summary.md (a table
+#   ticks, bytes read from storage, the engine's data file bytes and a breakdown by kind, settle
+#   seconds), OUT_DIR/large-values-summary.md (a table
 #   per test, ratios to InnoDB with min..max over rounds), OUT_DIR/run.log, tables.txt,
 #   optimize.txt, tidesdb-status.txt, server-settings.txt, server.err; default OUT_DIR is
 #   BUILD_DIR/bench-large-values/<date>.
@@ -58,15 +61,18 @@ export LOAD_CHUNKS=${LOAD_CHUNKS:-4}
 export SETTLE_MAX=${SETTLE_MAX:-120}
 export SEED=${SEED:-42}
 PORT=${PORT:-3394}
+SERVER_OPTS=${SERVER_OPTS:-}
 
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 . "$(dirname "${BASH_SOURCE[0]}")/private-server.sh"
-start_server "$CACHE" "$DURABILITY" --max-allowed-packet=64M --skip-log-bin
+# shellcheck disable=SC2086 # SERVER_OPTS is a list of options
+start_server "$CACHE" "$DURABILITY" --max-allowed-packet=64M --skip-log-bin $SERVER_OPTS
 echo "large-values: DATA_MB=$DATA_MB CACHE=$CACHE THREADS=$THREADS SLICE=$SLICE ROUNDS=$ROUNDS" \
-  "DURABILITY=$DURABILITY ENGINES=\"$ENGINES\" out $OUT" | tee "$OUT/run.log"
-for v in version max_allowed_packet innodb_buffer_pool_size innodb_doublewrite tidesdb_block_cache_size \
-  tidesdb_default_compression rocksdb_block_cache_size rocksdb_default_cf_options; do
+  "DURABILITY=$DURABILITY ENGINES=\"$ENGINES\" SERVER_OPTS=\"$SERVER_OPTS\" out $OUT" | tee "$OUT/run.log"
+for v in version max_allowed_packet innodb_buffer_pool_size innodb_doublewrite innodb_flush_method \
+  tidesdb_block_cache_size tidesdb_default_compression rocksdb_block_cache_size rocksdb_use_direct_reads \
+  rocksdb_default_cf_options; do
   echo "$v = $(sql "SELECT @@$v" 2>&1 || true)"
 done >"$OUT/server-settings.txt"
 SOCK=$SOCK SERVER_PID=$SERVER_PID DATA=$DATA /usr/bin/python3 "$ROOT/bench/large_values.py" run "$OUT" \

@@ -50,8 +50,8 @@ MIN_SIZE = 64 << 10
 MAX_SIZE = 2 << 20
 BLOCK = 128 << 10
 HEADER = "round,engine,test,access,ops,ops_per_sec,p50_ms,p99_ms,bytes_written,size_bytes,seconds"
-EXTRA_HEADER = ("round,engine,test,access,payload_bytes,client_cpu_pct,server_cpu_ticks,files_bytes,"
-                "settle_seconds,settle_capped")
+EXTRA_HEADER = ("round,engine,test,access,payload_bytes,client_cpu_pct,server_cpu_ticks,bytes_read,files_bytes,"
+                "settle_seconds,settle_capped,files_detail")
 VERIFY_EVERY = 8  # every 8th value read is compared with the generator's, byte for byte
 QUIET_BYTES = 1 << 20
 
@@ -203,12 +203,18 @@ class Server:
         return int(self.value(f"SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS "
                               f"WHERE VARIABLE_NAME = '{name}'"))
 
-    def io_written(self):  # as private-server.sh's io_written
+    def io(self, field):
         with open(f"/proc/{self.pid}/io") as f:
             for line in f:
-                if line.startswith("write_bytes:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1])
-        raise RuntimeError("no write_bytes in /proc/PID/io")
+        raise RuntimeError(f"no {field} in /proc/PID/io")
+
+    def io_written(self):  # as private-server.sh's io_written
+        return self.io("write_bytes")
+
+    def io_read(self):  # bytes read from storage (not from the OS page cache)
+        return self.io("read_bytes")
 
     def cpu_ticks(self):  # as private-server.sh's cpu_ticks
         with open(f"/proc/{self.pid}/stat") as f:
@@ -216,28 +222,29 @@ class Server:
         return int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15)
 
     def files_bytes(self, engine):
-        """The engine's files, for a cross-check of information_schema (one table per engine
-        here, so the engine's directory is the table): TidesDB the whole #tidesdb directory
-        (SSTables, value logs, WAL, manifest, dictionary), InnoDB lv_InnoDB/t.ibd, MyRocks
-        the .sst files of #rocksdb."""
+        """The engine's data files, for a cross-check of information_schema (one table per
+        engine here, so the engine's files are the table's), and a breakdown by kind:
+        TidesDB the key logs and value logs of #tidesdb (its WAL beside), InnoDB
+        lv_InnoDB/t.ibd, MyRocks the .sst files of #rocksdb (its WAL beside). Returns
+        (bytes, "kind=bytes;...")."""
         if engine == "InnoDB":
             path = os.path.join(self.datadir, "lv_InnoDB", "t.ibd")
-            return os.path.getsize(path) if os.path.exists(path) else 0
-        if engine == "RocksDB":
-            top, keep = os.path.join(self.datadir, "#rocksdb"), lambda name: name.endswith(".sst")
-        elif engine == "TidesDB":
-            top, keep = os.path.join(self.datadir, "#tidesdb"), lambda name: True
-        else:
-            return 0
-        total = 0
-        for root, _, names in os.walk(top):
+            size = os.path.getsize(path) if os.path.exists(path) else 0
+            return size, f"ibd={size}"
+        top, data = {"TidesDB": ("#tidesdb", (".klog", ".vlog")), "RocksDB": ("#rocksdb", (".sst",))}.get(
+            engine, (None, ()))
+        if top is None:
+            return 0, ""
+        kinds = defaultdict(int)
+        for root, _, names in os.walk(os.path.join(self.datadir, top)):
             for name in names:
-                if keep(name):
-                    try:
-                        total += os.path.getsize(os.path.join(root, name))
-                    except FileNotFoundError:
-                        pass  # removed by a compaction meanwhile
-        return total
+                try:
+                    size = os.path.getsize(os.path.join(root, name))
+                except FileNotFoundError:
+                    continue  # removed by a compaction meanwhile
+                ext = os.path.splitext(name)[1]
+                kinds[ext if ext in data + (".wal", ".log") else "other"] += size
+        return sum(kinds[k] for k in data), ";".join(f"{k.lstrip('.')}={v}" for k, v in sorted(kinds.items()))
 
     def table_size(self, engine, analyze):
         """DATA_LENGTH + INDEX_LENGTH of lv_<engine>.t. InnoDB's and MyRocks' figures move
@@ -383,7 +390,7 @@ class Bench:
     def run_slice(self, engine, test, access, ids_by_thread=None):
         deadline = time.monotonic() + self.slice
         results = [{} for _ in range(self.threads)]
-        w0, c0 = self.server.io_written(), self.server.cpu_ticks()
+        w0, c0, r0 = self.server.io_written(), self.server.cpu_ticks(), self.server.io_read()
         p0, start = time.process_time(), time.perf_counter()
         threads = [threading.Thread(target=self.worker, args=(
             engine, t, test, access, None if ids_by_thread is None else ids_by_thread[t], deadline, results[t]))
@@ -400,7 +407,7 @@ class Bench:
         lat = sorted(x for r in results for x in r["lat"])
         return {
             "ops": len(lat), "elapsed": elapsed, "lat": lat, "moved": sum(r["moved"] for r in results),
-            "client_cpu": client_cpu, "w0": w0, "c0": c0,
+            "client_cpu": client_cpu, "w0": w0, "c0": c0, "r0": r0,
         }
 
     def record(self, rnd, engine, test, access, s, size, settle=(0.0, False)):
@@ -409,14 +416,15 @@ class Bench:
         p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000 if lat else 0.0
         written = self.server.io_written() - s["w0"]
         ticks = self.server.cpu_ticks() - s["c0"]
-        files = self.server.files_bytes(engine)
+        read = self.server.io_read() - s["r0"]
+        files, detail = self.server.files_bytes(engine)
         ops_s = s["ops"] / s["elapsed"] if s["elapsed"] > 0 else 0.0
         print(f"{rnd},{engine},{test},{access},{s['ops']},{ops_s:.2f},{p50:.3f},{p99:.3f},{written},{size},"
               f"{s['elapsed']:.2f}", file=self.csv, flush=True)
-        print(f"{rnd},{engine},{test},{access},{s['moved']},{s['client_cpu']:.0f},{ticks},{files},"
-              f"{settle[0]:.1f},{int(settle[1])}", file=self.extra, flush=True)
+        print(f"{rnd},{engine},{test},{access},{s['moved']},{s['client_cpu']:.0f},{ticks},{read},{files},"
+              f"{settle[0]:.1f},{int(settle[1])},{detail}", file=self.extra, flush=True)
         print(f"round {rnd} {test} {access} {engine}: {s['ops']} ops, {ops_s:.1f}/s, p50 {p50:.2f} ms, "
-              f"p99 {p99:.2f} ms, {written / 2**20:.1f} MiB written, size {size / 2**20:.1f} MiB "
+              f"p99 {p99:.2f} ms, {written / 2**20:.1f} MiB written, {read / 2**20:.1f} MiB read, size {size / 2**20:.1f} MiB "
               f"(files {files / 2**20:.1f} MiB), client CPU {s['client_cpu']:.0f} %"
               + (f", settle {settle[0]:.1f} s{' (capped)' if settle[1] else ''}" if settle[0] else ""),
               flush=True)
@@ -461,6 +469,7 @@ class Bench:
                 self.record(chunk + 1, engine, "load", "-", s, self.server.table_size(engine, True), settle)
         for engine in self.engines:
             self.verify(engine)
+            self.engine_status("after the load", engine)
 
     def rounds_of_slices(self):
         group = 0
@@ -480,8 +489,9 @@ class Bench:
             group += 1
 
     def optimize(self, rnd, engine):
-        before_files = self.server.files_bytes(engine)
-        w0, c0 = self.server.io_written(), self.server.cpu_ticks()
+        before_files = self.server.files_bytes(engine)[1]
+        self.engine_status(f"round {rnd}, before OPTIMIZE", engine)
+        w0, c0, r0 = self.server.io_written(), self.server.cpu_ticks(), self.server.io_read()
         p0, start = time.process_time(), time.perf_counter()
         result = self.server.sql(f"OPTIMIZE TABLE lv_{engine}.t")
         elapsed = time.perf_counter() - start
@@ -492,8 +502,18 @@ class Bench:
             print(f"round {rnd} {engine} (files before {before_files}): {result}", file=f)
         settle = self.server.settle(engine, self.settle_max)
         s = {"ops": 1, "elapsed": elapsed, "lat": [elapsed], "moved": 0,
-             "client_cpu": 100.0 * (time.process_time() - p0) / elapsed, "w0": w0, "c0": c0}
+             "client_cpu": 100.0 * (time.process_time() - p0) / elapsed, "w0": w0, "c0": c0, "r0": r0}
         self.record(rnd, engine, "optimize", "-", s, self.server.table_size(engine, True), settle)
+        self.engine_status(f"round {rnd}, after OPTIMIZE", engine)
+
+    def engine_status(self, when, engine):
+        """SHOW ENGINE TIDESDB STATUS into tidesdb-status.txt (flushes, compactions, value logs)."""
+        if engine != "TidesDB":
+            return
+        with open(os.path.join(self.out, "tidesdb-status.txt"), "a") as f:
+            print(f"===== {when}", file=f)
+            for row in self.server.sql("SHOW ENGINE TIDESDB STATUS"):
+                print("\n".join(str(x) for x in row), file=f)
 
     def run(self):
         r = self.rows
@@ -505,10 +525,8 @@ class Bench:
         self.setup()
         self.load()
         self.rounds_of_slices()
-        with open(os.path.join(self.out, "tidesdb-status.txt"), "w") as f:
-            if "TidesDB" in self.engines:
-                for row in self.server.sql("SHOW ENGINE TIDESDB STATUS"):
-                    print("\n".join(str(x) for x in row), file=f)
+        if "TidesDB" in self.engines:
+            self.engine_status("at the end", "TidesDB")
 
 
 # --- the summary ---------------------------------------------------------------------------
@@ -552,8 +570,8 @@ def summary(out):
     rs_load = {e: of(e, "load", "-") for e in engines}
     lines += ["### load", "",
               f"| engine | rows/s | MB/s | rows/s / {base} | p50 ms | p99 ms | bytes written per byte loaded "
-              "| size after load, information_schema MiB | files MiB | client CPU % |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+              "| size after load, information_schema MiB | files MiB | information_schema / files | client CPU % |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for e in engines:
         rs = rs_load[e]
         if not rs:
@@ -565,18 +583,21 @@ def summary(out):
         lines.append(f"| {e} | {sum(int(r['ops']) for r in rs) / secs:.1f} | {loaded / secs / 1e6:.1f} | "
                      f"{spread(ratios(e, 'load', '-', 'ops_per_sec'))} | {mean(rs, 'p50_ms'):.1f} | "
                      f"{mean(rs, 'p99_ms'):.1f} | {written / loaded:.2f} | {int(last['size_bytes']) / mib:.0f} | "
-                     f"{int(last['files_bytes']) / mib:.0f} | {mean(rs, 'client_cpu_pct'):.0f} |")
+                     f"{int(last['files_bytes']) / mib:.0f} | "
+                     f"{int(last['size_bytes']) / max(1, int(last['files_bytes'])):.2f} | {mean(rs, 'client_cpu_pct'):.0f} |")
 
     for test, access in (("read_full", "uniform"), ("read_full", "zipfian"), ("read_small", "uniform")):
         lines += ["", f"### {test}, {access}", "",
-                  f"| engine | ops/s | ops/s / {base} | p50 ms | p99 ms | p99 / {base} | MiB written | client CPU % |",
-                  "|---|---|---|---|---|---|---|---|"]
+                  f"| engine | ops/s | ops/s / {base} | p50 ms | p99 ms | p99 / {base} | KiB read from storage per op "
+                  "| MiB written | client CPU % |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for e in engines:
             rs = of(e, test, access)
             if rs:
                 lines.append(f"| {e} | {mean(rs, 'ops_per_sec'):.1f} | {spread(ratios(e, test, access, 'ops_per_sec'))} | "
                              f"{mean(rs, 'p50_ms'):.2f} | {mean(rs, 'p99_ms'):.2f} | "
                              f"{spread(ratios(e, test, access, 'p99_ms'))} | "
+                             f"{sum(int(r['bytes_read']) for r in rs) / max(1, sum(int(r['ops']) for r in rs)) / 1024:.0f} | "
                              f"{sum(int(r['bytes_written']) for r in rs) / mib:.1f} | {mean(rs, 'client_cpu_pct'):.0f} |")
 
     lines += ["", "### update, uniform", "",
@@ -613,9 +634,11 @@ def summary(out):
                          f"{spread(ratios(e, 'optimize', '-', 'seconds'))} | {sizes} | {files} | "
                          f"{sum(int(r['bytes_written']) for r in rs) / mib:.0f} |")
     lines += ["", "Sizes: information_schema's DATA_LENGTH + INDEX_LENGTH (after ANALYZE for InnoDB and MyRocks); "
-              "files: TidesDB the whole #tidesdb directory (the only TidesDB table here), InnoDB lv_InnoDB/t.ibd, "
-              "MyRocks the .sst files of #rocksdb. Bytes written: the server's /proc write_bytes over the slice "
-              "and the settle after it (writes forced out; see bench/large_values.py)."]
+              "files: TidesDB the key logs and value logs of #tidesdb (its only table here), InnoDB lv_InnoDB/t.ibd, "
+              "MyRocks the .sst files of #rocksdb (WALs not counted; large-values-extra.csv has them). "
+              "Bytes written: the server's /proc write_bytes over the slice and the settle after it (writes forced "
+              "out; see bench/large_values.py); bytes read from storage: its read_bytes (reads served by the OS page "
+              "cache do not count)."]
     text = "\n".join(lines) + "\n"
     open(os.path.join(out, "large-values-summary.md"), "w").write(text)
     return text
