@@ -51,7 +51,7 @@ MAX_SIZE = 2 << 20
 BLOCK = 128 << 10
 HEADER = "round,engine,test,access,ops,ops_per_sec,p50_ms,p99_ms,bytes_written,size_bytes,seconds"
 EXTRA_HEADER = ("round,engine,test,access,payload_bytes,client_cpu_pct,server_cpu_ticks,bytes_read,files_bytes,"
-                "settle_seconds,settle_capped,files_detail")
+                "settle_seconds,settle_capped,files_detail,size_before,files_before")
 VERIFY_EVERY = 8  # every 8th value read is compared with the generator's, byte for byte
 QUIET_BYTES = 1 << 20
 
@@ -410,7 +410,7 @@ class Bench:
             "client_cpu": client_cpu, "w0": w0, "c0": c0, "r0": r0,
         }
 
-    def record(self, rnd, engine, test, access, s, size, settle=(0.0, False)):
+    def record(self, rnd, engine, test, access, s, size, settle=(0.0, False), before=("", "")):
         lat = s["lat"]
         p50 = lat[len(lat) // 2] * 1000 if lat else 0.0
         p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000 if lat else 0.0
@@ -422,7 +422,7 @@ class Bench:
         print(f"{rnd},{engine},{test},{access},{s['ops']},{ops_s:.2f},{p50:.3f},{p99:.3f},{written},{size},"
               f"{s['elapsed']:.2f}", file=self.csv, flush=True)
         print(f"{rnd},{engine},{test},{access},{s['moved']},{s['client_cpu']:.0f},{ticks},{read},{files},"
-              f"{settle[0]:.1f},{int(settle[1])},{detail}", file=self.extra, flush=True)
+              f"{settle[0]:.1f},{int(settle[1])},{detail},{before[0]},{before[1]}", file=self.extra, flush=True)
         print(f"round {rnd} {test} {access} {engine}: {s['ops']} ops, {ops_s:.1f}/s, p50 {p50:.2f} ms, "
               f"p99 {p99:.2f} ms, {written / 2**20:.1f} MiB written, {read / 2**20:.1f} MiB read, size {size / 2**20:.1f} MiB "
               f"(files {files / 2**20:.1f} MiB), client CPU {s['client_cpu']:.0f} %"
@@ -489,7 +489,8 @@ class Bench:
             group += 1
 
     def optimize(self, rnd, engine):
-        before_files = self.server.files_bytes(engine)[1]
+        size_before = self.server.table_size(engine, True)
+        files_before, detail_before = self.server.files_bytes(engine)
         self.engine_status(f"round {rnd}, before OPTIMIZE", engine)
         w0, c0, r0 = self.server.io_written(), self.server.cpu_ticks(), self.server.io_read()
         p0, start = time.process_time(), time.perf_counter()
@@ -499,11 +500,12 @@ class Bench:
             if row[2] == "error":
                 raise RuntimeError(f"OPTIMIZE TABLE lv_{engine}.t: {row}")
         with open(os.path.join(self.out, "optimize.txt"), "a") as f:
-            print(f"round {rnd} {engine} (files before {before_files}): {result}", file=f)
+            print(f"round {rnd} {engine} (files before {detail_before}): {result}", file=f)
         settle = self.server.settle(engine, self.settle_max)
         s = {"ops": 1, "elapsed": elapsed, "lat": [elapsed], "moved": 0,
              "client_cpu": 100.0 * (time.process_time() - p0) / elapsed, "w0": w0, "c0": c0, "r0": r0}
-        self.record(rnd, engine, "optimize", "-", s, self.server.table_size(engine, True), settle)
+        self.record(rnd, engine, "optimize", "-", s, self.server.table_size(engine, True), settle,
+                    (size_before, files_before))
         self.engine_status(f"round {rnd}, after OPTIMIZE", engine)
 
     def engine_status(self, when, engine):
@@ -624,11 +626,16 @@ def summary(out):
     for e in engines:
         rs = of(e, "optimize", "-")
         ups = {r["round"]: r for r in of(e, "update", "uniform")}
+
+        def before(r, key, update_key):  # measured just before OPTIMIZE; older CSVs: after the updates
+            if r.get(key):
+                return int(r[key])
+            return int(ups[r["round"]][update_key]) if r["round"] in ups else 0
         if rs:
-            sizes = ", ".join(f"{int(ups[r['round']]['size_bytes']) / mib:.0f} -> {int(r['size_bytes']) / mib:.0f}"
-                              for r in rs if r["round"] in ups)
-            files = ", ".join(f"{int(ups[r['round']]['files_bytes']) / mib:.0f} -> {int(r['files_bytes']) / mib:.0f}"
-                              for r in rs if r["round"] in ups)
+            sizes = ", ".join(f"{before(r, 'size_before', 'size_bytes') / mib:.0f} -> {int(r['size_bytes']) / mib:.0f}"
+                              for r in rs)
+            files = ", ".join(f"{before(r, 'files_before', 'files_bytes') / mib:.0f} -> {int(r['files_bytes']) / mib:.0f}"
+                              for r in rs)
             seconds = ", ".join(f"{float(r['seconds']):.1f}" for r in rs)
             lines.append(f"| {e} | {seconds} | "
                          f"{spread(ratios(e, 'optimize', '-', 'seconds'))} | {sizes} | {files} | "
