@@ -22,9 +22,12 @@
 # dirty pages and MyRocks' memtable forced out, then until the server goes quiet; the settle
 # is not timed; see large_values.py). Sizes are information_schema DATA_LENGTH + INDEX_LENGTH,
 # with the engine's files beside them for a cross-check (one table per engine, so the files
-# are the table's). Every value read is checked for its length, every 8th byte for byte
-# against the generator, and after the load, the updates and OPTIMIZE a sample of rows is
-# read back whole (and hashed by the server); a mismatch fails the run.
+# are the table's: TidesDB key logs, value logs and WAL; MyRocks .sst and WAL; InnoDB t.ibd).
+# TidesDB's DATA_LENGTH counts its key logs and memtable only, not the value logs that hold
+# values of 1 KiB and more, so for these rows read its files. Every value read is checked
+# for its length, every 8th byte for byte against the generator, and after the load, the
+# updates and OPTIMIZE a sample of rows is read back whole (and hashed by the server); a
+# mismatch fails the run.
 #
 # Environment: DATA_MB [2048], CACHE [256M], THREADS [2], SLICE seconds [20], ROUNDS [2],
 #   ENGINES ["TidesDB InnoDB RocksDB"], DURABILITY [relaxed] (or durable, private-server.sh),

@@ -222,16 +222,18 @@ class Server:
         return int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15)
 
     def files_bytes(self, engine):
-        """The engine's data files, for a cross-check of information_schema (one table per
-        engine here, so the engine's files are the table's), and a breakdown by kind:
-        TidesDB the key logs and value logs of #tidesdb (its WAL beside), InnoDB
-        lv_InnoDB/t.ibd, MyRocks the .sst files of #rocksdb (its WAL beside). Returns
+        """The engine's files holding the table, for a cross-check of information_schema (one
+        table per engine here, so the engine's files are the table's), and a breakdown by
+        kind: TidesDB the key logs, value logs and WAL of #tidesdb (the WAL holds the rows of
+        the memtable, which no statement can flush), MyRocks the .sst files and WAL of
+        #rocksdb (its memtable is flushed before sizes are taken), InnoDB lv_InnoDB/t.ibd
+        (its redo log and undo tablespaces are shared and of fixed size). Returns
         (bytes, "kind=bytes;...")."""
         if engine == "InnoDB":
             path = os.path.join(self.datadir, "lv_InnoDB", "t.ibd")
             size = os.path.getsize(path) if os.path.exists(path) else 0
             return size, f"ibd={size}"
-        top, data = {"TidesDB": ("#tidesdb", (".klog", ".vlog")), "RocksDB": ("#rocksdb", (".sst",))}.get(
+        top, data = {"TidesDB": ("#tidesdb", (".klog", ".vlog", ".wal")), "RocksDB": ("#rocksdb", (".sst", ".log"))}.get(
             engine, (None, ()))
         if top is None:
             return 0, ""
@@ -641,8 +643,8 @@ def summary(out):
                          f"{spread(ratios(e, 'optimize', '-', 'seconds'))} | {sizes} | {files} | "
                          f"{sum(int(r['bytes_written']) for r in rs) / mib:.0f} |")
     lines += ["", "Sizes: information_schema's DATA_LENGTH + INDEX_LENGTH (after ANALYZE for InnoDB and MyRocks); "
-              "files: TidesDB the key logs and value logs of #tidesdb (its only table here), InnoDB lv_InnoDB/t.ibd, "
-              "MyRocks the .sst files of #rocksdb (WALs not counted; large-values-extra.csv has them). "
+              "files: TidesDB the key logs, value logs and WAL of #tidesdb (its only table here), MyRocks the .sst files "
+              "and WAL of #rocksdb, InnoDB lv_InnoDB/t.ibd (large-values-extra.csv has them by kind). "
               "Bytes written: the server's /proc write_bytes over the slice and the settle after it (writes forced "
               "out; see bench/large_values.py); bytes read from storage: its read_bytes (reads served by the OS page "
               "cache do not count)."]
