@@ -223,6 +223,22 @@ TEST_F(CompactionTest, ExpiredEntriesAreDropped) {
   EXPECT_LE(e.keys, 100u);
 }
 
+// A CF's estimated bytes count the values it keeps in value logs (a table of large values
+// is nearly all value-log bytes), not only its key logs.
+TEST_F(CompactionTest, EstimatedBytesIncludeValuesInValueLogs) {
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(
+        db_->Put(WriteOptions(), cf(), Key(i), std::string(8192, static_cast<char>('a' + i % 26))).ok());
+  }
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  RangeEstimate all = db_->EstimateRange(cf(), Range{"", ""});
+  EXPECT_GE(all.bytes, 200u * 8192 * 9 / 10) << all.bytes;
+  EXPECT_LE(all.bytes, 200u * 8192 * 12 / 10) << all.bytes;
+  RangeEstimate half = db_->EstimateRange(cf(), Range{"", Key(100)});
+  EXPECT_GT(half.bytes, all.bytes / 4) << half.bytes;
+  EXPECT_LT(half.bytes, all.bytes * 3 / 4) << half.bytes;
+}
+
 TEST_F(CompactionTest, LargeValuesAreNotRewrittenByCompaction) {
   // Values in the value log: compaction moves pointers, so value-log files keep their names.
   for (int i = 0; i < 200; ++i) {

@@ -264,7 +264,11 @@ RangeEstimate DBImpl::EstimateRange(ColumnFamilyHandle* cf, const Range& range) 
       const uint64_t end = range.limit.empty() ? data : std::min(table->ApproximateOffsetOf(limit_key), data);
       const uint64_t bytes = end > begin ? end - begin : 0;
       const double share = data > 0 ? static_cast<double>(bytes) / static_cast<double>(data) : 0;
-      est.bytes += bytes;
+      // The values the file points to in value logs are the CF's bytes too (for a table of
+      // large values, nearly all of them): the same share of them.
+      uint64_t value_log_bytes = 0;
+      for (const auto& r : f->value_log_refs) value_log_bytes += r.bytes;
+      est.bytes += bytes + static_cast<uint64_t>(share * static_cast<double>(value_log_bytes) + 0.5);
       // The file overlaps the range, so count at least one entry.
       est.keys +=
           std::max<uint64_t>(1, static_cast<uint64_t>(share * static_cast<double>(f->num_entries) + 0.5));
