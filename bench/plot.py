@@ -27,7 +27,6 @@ From OUT_DIR/large-values.csv, if present (bench/large-values.sh):
   large-values-p99.png        p99 latency per test and engine (log scale; tests without a
                               latency, such as load and optimize, are left out)
 """
-import csv
 import math
 import os
 import sys
@@ -38,6 +37,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
+from benchlib import mean, ordered, read_csv  # noqa: E402
 
 BASELINE = "InnoDB"
 COLORS = {"TidesDB": "#1f77b4", "InnoDB": "#ff7f0e", "RocksDB": "#2ca02c"}
@@ -51,21 +51,6 @@ def label(engine):
 
 def color(engine):
     return COLORS.get(engine, "#7f7f7f")
-
-
-def ordered(values):
-    return list(dict.fromkeys(values))
-
-
-def mean(xs):
-    return sum(xs) / len(xs) if xs else 0.0
-
-
-def read_csv(path):
-    if not os.path.exists(path):
-        return []
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
 
 
 def grid(n, width=6.0, height=3.6, cols=None):

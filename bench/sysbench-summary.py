@@ -15,33 +15,12 @@ the geometric mean over workloads: of the mean throughputs, and of the ratios of
 workload and round (its min..max: each round's geometric mean over the workloads).
 Then the load times and the sizes (on disk and as the engines estimate them).
 """
-import csv
-import math
 import os
 import sys
 from collections import defaultdict
+from benchlib import geomean, mean, ordered, read_csv
 
 BASELINE = "InnoDB"
-
-
-def ordered(values):
-    return list(dict.fromkeys(values))
-
-
-def geomean(xs):
-    xs = [x for x in xs if x > 0]
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else 0.0
-
-
-def mean(xs):
-    return sum(xs) / len(xs) if xs else 0.0
-
-
-def read_csv(path):
-    if not os.path.exists(path):
-        return []
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
 
 
 def ratio_cell(ratios):

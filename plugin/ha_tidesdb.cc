@@ -50,8 +50,9 @@ ulong ha_tidesdb::index_flags(uint index, uint part, bool all_parts) const {
 }
 
 int ha_tidesdb::report(const tidesdb::Status& status, const char* what) {
-  std::string label;
-  if (table_share != nullptr) label = std::string(table_share->db.str) + "." + table_share->table_name.str;
+  std::string label;  // only corruption names the table
+  if (status.IsCorruption() && table_share != nullptr)
+    label = std::string(table_share->db.str) + "." + table_share->table_name.str;
   int error = ha_error_from_status(status, what, ha_thd(), label.empty() ? nullptr : label.c_str());
   on_row_error(ha_thd(), trx_context(ha_thd()), error);
   return error;

@@ -234,6 +234,8 @@ int ha_tidesdb::write_row(const uchar* buf) {
     }
   }
   encode_row(table, buf, share_->def.schema_version, &value_buf_);
+  // Tests only: the row as a newer TideSQL would write it (its format version byte).
+  if (debug_newer_format(thd) == kNewerFormatRow) value_buf_[0] = static_cast<char>(kRowFormatVersion + 1);
   tidesdb::Status s = t->Put(data_cf(), pk, value_buf_);
   const bool skip_indexes = debug_skip_index_writes(thd);
   for (uint i = 0; i < table->s->keys && s.ok() && !skip_indexes; i++) {

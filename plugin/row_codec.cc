@@ -7,7 +7,6 @@
 
 #include "coding.h"
 #include "engine.h"
-#include "sysvars.h"
 
 namespace tidesql {
 
@@ -20,8 +19,7 @@ void encode_row(TABLE* table, const uchar* record, uint32_t schema_version, std:
     bound += blob->get_length(record + blob->offset(table->record[0]));
   }
   out->clear();
-  const bool newer = table->in_use != nullptr && debug_newer_format(table->in_use) == kNewerFormatRow;
-  out->push_back(static_cast<char>(newer ? kRowFormatVersion + 1 : kRowFormatVersion));
+  out->push_back(static_cast<char>(kRowFormatVersion));
   put_varint(out, schema_version);
   out->append(reinterpret_cast<const char*>(record), share->null_bytes);
   size_t header = out->size();

@@ -186,7 +186,8 @@ MYSQL_THDVAR_BOOL(debug_skip_index_writes, kDynamicBool,
                   nullptr, nullptr, false);
 
 MYSQL_THDVAR_ENUM(debug_newer_format, PLUGIN_VAR_RQCMDARG,
-                  "Tests only: the rows (ROW) or table definitions (TABLE) this session writes carry "
+                  "Tests only: the rows this session inserts (ROW) or the table definitions it writes "
+                  "(TABLE) carry "
                   "the next format version, as a newer TideSQL would write them, so that the refusal "
                   "of a newer format can be tested",
                   nullptr, nullptr, kNewerFormatOff, &newer_format_typelib);

@@ -83,7 +83,8 @@ bool skip_unique_check(THD* thd);
 // Tests only (tidesdb_debug_skip_index_writes): writes skip the secondary indexes.
 bool debug_skip_index_writes(THD* thd);
 // Tests only (tidesdb_debug_newer_format): which records this session writes in the next
-// format version, as a newer build would.
+// format version, as a newer build would (rows: write_row; table definitions:
+// encode_table_def).
 constexpr unsigned long kNewerFormatOff = 0, kNewerFormatRow = 1, kNewerFormatTable = 2;
 unsigned long debug_newer_format(THD* thd);
 bool pessimistic_locking(THD* thd);
