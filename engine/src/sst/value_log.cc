@@ -1,5 +1,7 @@
 #include "sst/value_log.h"
 
+#include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include "sst/compression.h"
@@ -115,6 +117,26 @@ Status ValueLogReader::CorruptionAt(uint64_t offset, const std::string& what) co
   return Status::Corruption(fname_ + ": offset " + std::to_string(offset) + ": " + what);
 }
 
+Status ValueLogReader::BadHeader(const ValuePointer& ptr) const {
+  // Which it is decides the message: a damaged length field fails the checksum too, which
+  // covers the whole record whatever its fields say.
+  std::string record(ptr.size, '\0');
+  Slice bytes;
+  Status s = file_->Read(ptr.offset, record.size(), &bytes, record.data());
+  if (!s.ok()) return s;
+  if (bytes.size() != record.size()) return ShortRead(ptr.offset, bytes.size(), record.size());
+  if (RecordCrc(ptr.offset, bytes.data() + 4, bytes.size() - 4) !=
+      crc32c::Unmask(DecodeFixed32(bytes.data()))) {
+    return CorruptionAt(ptr.offset, "value record checksum mismatch");
+  }
+  return CorruptionAt(ptr.offset, "value record length mismatch");
+}
+
+Status ValueLogReader::ShortRead(uint64_t offset, size_t got, size_t size) const {
+  return CorruptionAt(offset, "short read of value record (" + std::to_string(got) + " of " +
+                                  std::to_string(size) + " bytes)");
+}
+
 Status ValueLogReader::Open(const std::string& fname, uint64_t file_number,
                             std::unique_ptr<RandomAccessFile> file, uint64_t file_size,
                             std::unique_ptr<ValueLogReader>* result) {
@@ -167,45 +189,50 @@ Status ValueLogReader::Get(const ValuePointer& ptr, std::string* value) const {
     return CorruptionAt(offset, "value pointer size " + std::to_string(ptr.size) + " too large");
   }
 
+  // The header first, into scratch; then the payload straight into the caller's string
+  // (reusing its buffer), so a large value is neither copied twice nor shifted over its
+  // header, and no fresh allocation is faulted in per read.
   const size_t size = static_cast<size_t>(ptr.size);
-  std::string buf;
-  buf.resize(size);
-  Slice record;
-  Status s = file_->Read(offset, size, &record, buf.data());
+  char scratch[kValueLogMaxRecordHeaderSize];
+  const size_t head_size = std::min(size, kValueLogMaxRecordHeaderSize);
+  Slice head;
+  Status s = file_->Read(offset, head_size, &head, scratch);
   if (!s.ok()) return s;
-  if (record.size() != size) {
-    return CorruptionAt(offset, "short read of value record (" + std::to_string(record.size()) + " of " +
-                                    std::to_string(size) + " bytes)");
+  if (head.size() != head_size) return ShortRead(offset, head.size(), size);
+  RecordHeader h;
+  if (!ParseRecordHeader(head, &h) || h.header_length + h.payload_length != size) return BadHeader(ptr);
+  const bool stored_plain = h.type == static_cast<uint8_t>(CompressionType::kNone);
+  std::string compressed;
+  std::string* payload = stored_plain ? value : &compressed;
+  payload->resize(h.payload_length);
+  const size_t in_head = head_size - h.header_length;  // payload bytes the header read got
+  if (in_head > 0) memcpy(payload->data(), head.data() + h.header_length, in_head);
+  if (h.payload_length > in_head) {
+    Slice rest;
+    const size_t want = h.payload_length - in_head;
+    s = file_->Read(offset + head_size, want, &rest, payload->data() + in_head);
+    if (!s.ok()) return s;
+    if (rest.size() != want) return ShortRead(offset, head_size + rest.size(), size);
+    if (rest.data() != payload->data() + in_head) memcpy(payload->data() + in_head, rest.data(), want);
   }
 
-  // The checksum first: it covers every field below, so any damage (or a pointer to the
-  // wrong offset) reports as a checksum mismatch rather than as some derived symptom.
-  const uint32_t actual_crc = RecordCrc(offset, record.data() + 4, size - 4);
-  if (actual_crc != crc32c::Unmask(DecodeFixed32(record.data()))) {
+  // The checksum before any field is trusted further: it covers them all, so any damage (or
+  // a pointer to the wrong offset) reports as a checksum mismatch rather than as some
+  // derived symptom.
+  uint32_t actual_crc = RecordCrc(offset, head.data() + 4, h.header_length - 4);
+  actual_crc = crc32c::Extend(actual_crc, payload->data(), payload->size());
+  if (actual_crc != crc32c::Unmask(DecodeFixed32(head.data()))) {
     return CorruptionAt(offset, "value record checksum mismatch");
   }
-  RecordHeader h;
-  if (!ParseRecordHeader(record, &h) || h.header_length + h.payload_length != size) {
-    return CorruptionAt(offset, "value record length mismatch");
-  }
-
-  Slice payload = record.substr(h.header_length);
-  if (h.type == static_cast<uint8_t>(CompressionType::kNone)) {
+  if (stored_plain) {
     if (h.uncompressed_length != h.payload_length)
       return CorruptionAt(offset, "value record length mismatch");
-    if (record.data() == buf.data()) {
-      // Drop the header in place rather than copying a possibly large value.
-      buf.erase(0, h.header_length);
-      value->swap(buf);
-    } else {
-      value->assign(payload.data(), payload.size());
-    }
     return Status::OK();
   }
   if (h.type > static_cast<uint8_t>(CompressionType::kZstd)) {
     return CorruptionAt(offset, "unknown value compression type " + std::to_string(h.type));
   }
-  s = UncompressBlock(static_cast<CompressionType>(h.type), payload, value);
+  s = UncompressBlock(static_cast<CompressionType>(h.type), compressed, value);
   if (!s.ok()) return CorruptionAt(offset, s.message());
   if (value->size() != h.uncompressed_length) return CorruptionAt(offset, "value length mismatch");
   return Status::OK();

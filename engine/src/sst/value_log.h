@@ -128,6 +128,9 @@ class ValueLogReader {
                  uint64_t file_size);
 
   Status CorruptionAt(uint64_t offset, const std::string& what) const;
+  Status ShortRead(uint64_t offset, size_t got, size_t size) const;
+  // The error for a record whose header does not parse or disagrees with the pointer.
+  Status BadHeader(const ValuePointer& ptr) const;
 
   const std::string fname_;
   const uint64_t file_number_;
