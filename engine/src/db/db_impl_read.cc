@@ -237,13 +237,13 @@ RangeEstimate DBImpl::EstimateRange(ColumnFamilyHandle* cf, const Range& range) 
   }
   // Memtables: the skip list counts a big range on a sparse level, so the cost does not
   // grow with the range and other CFs' entries (unified mode) never count.
-  std::vector<std::shared_ptr<MemTable>> mems{view.mems->active};
-  for (const auto& m : view.mems->immutables) mems.push_back(m);
-  for (const auto& mem : mems) {
-    const MemTable::RangeSize r = mem->ApproximateRangeSize(cf_id, range.start, range.limit);
+  auto add_memtable = [&](const MemTable& mem) {
+    const MemTable::RangeSize r = mem.ApproximateRangeSize(cf_id, range.start, range.limit);
     est.keys += r.entries;
     est.bytes += r.bytes;
-  }
+  };
+  add_memtable(*view.mems->active);
+  for (const auto& mem : view.mems->immutables) add_memtable(*mem);
 
   // SSTables: the share of a file's data bytes between the range's bounds, with its share
   // of the file's entries. Offsets are interpolated inside blocks (ApproximateOffsetOf),
@@ -251,10 +251,22 @@ RangeEstimate DBImpl::EstimateRange(ColumnFamilyHandle* cf, const Range& range) 
   std::string start_key, limit_key;
   AppendInternalKey(&start_key, range.start, kMaxSequence, kValueTypeForSeek);
   if (!range.limit.empty()) AppendInternalKey(&limit_key, range.limit, kMaxSequence, kValueTypeForSeek);
-  for (const auto& level : view.version->levels) {
-    for (const auto& f : level) {
+  const auto& levels = view.version->levels;
+  for (size_t level = 0; level < levels.size(); ++level) {
+    const auto& files = levels[level];
+    // Sorted, disjoint files past L0: start at the first that can overlap.
+    auto first = files.begin();
+    if (level > 0) {
+      first = std::lower_bound(files.begin(), files.end(), range.start,
+                               [](const auto& f, Slice k) { return ExtractUserKey(f->largest) < k; });
+    }
+    for (auto it = first; it != files.end(); ++it) {
+      const FileMetaData* f = it->get();
       if (ExtractUserKey(f->largest) < range.start) continue;
-      if (!range.limit.empty() && ExtractUserKey(f->smallest) >= range.limit) continue;
+      if (!range.limit.empty() && ExtractUserKey(f->smallest) >= range.limit) {
+        if (level > 0) break;  // every later file starts later still
+        continue;
+      }
       std::shared_ptr<TableReader> table;
       if (!table_cache_->GetTable(f->file_number, f->file_size, &table).ok()) continue;
       // Past the last entry ApproximateOffsetOf is the file size; the metadata blocks

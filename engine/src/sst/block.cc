@@ -205,6 +205,34 @@ class BlockIterator final : public InternalIterator {
 
 }  // namespace
 
+bool Block::RestartEntry(uint32_t i, Slice* key, Slice* value) const {
+  if (!ok() || i >= num_restarts_) return false;
+  const char* base = data_.data();
+  const uint32_t offset = DecodeFixed32(base + restarts_offset_ + size_t{4} * i);
+  uint32_t shared, unshared, value_length;
+  const char* p = DecodeEntry(base + offset, base + restarts_offset_, &shared, &unshared, &value_length);
+  if (p == nullptr || shared != 0 || unshared < 8) return false;
+  *key = Slice(p, unshared);
+  *value = Slice(p + unshared, value_length);
+  return true;
+}
+
+uint32_t Block::LowerBoundRestart(Slice target) const {
+  uint32_t left = 0;
+  uint32_t right = num_restarts_;
+  while (left < right) {
+    const uint32_t mid = left + (right - left) / 2;
+    Slice key, value;
+    // A malformed entry (excluded by the caller's check) sorts as past the end.
+    if (RestartEntry(mid, &key, &value) && CompareInternalKey(key, target) < 0) {
+      left = mid + 1;
+    } else {
+      right = mid;
+    }
+  }
+  return left;
+}
+
 std::unique_ptr<InternalIterator> Block::NewIterator() const {
   if (!ok())
     return std::unique_ptr<InternalIterator>(

@@ -34,6 +34,16 @@ class Block {
   // iterator. Seek/SeekForPrev targets must be internal keys (at least 8 bytes).
   std::unique_ptr<InternalIterator> NewIterator() const;
 
+  // Blocks whose every entry starts a restart run (index blocks, built with restart
+  // interval 1) are searched in place, without an iterator or a key copy:
+  uint32_t num_restarts() const { return num_restarts_; }
+  // The key and value of the entry at restart point i (< num_restarts()); false if that
+  // entry is malformed or shares a prefix.
+  bool RestartEntry(uint32_t i, Slice* key, Slice* value) const;
+  // The first restart point whose key is >= target (CompareInternalKey), or num_restarts()
+  // if none is; for a block whose entries RestartEntry reads (TableReader checks at open).
+  uint32_t LowerBoundRestart(Slice target) const;
+
  private:
   std::string data_;
   uint32_t restarts_offset_ = 0;  // where the restart array begins (= end of entries)

@@ -168,6 +168,51 @@ TEST(BlockTest, EmptyBlock) {
   EXPECT_TRUE(it->status().ok());
 }
 
+// Index blocks (restart interval 1) are searched in place: LowerBoundRestart lands where an
+// iterator's Seek does, and RestartEntry reads the entry there.
+TEST(BlockTest, InPlaceSearchOfAnEveryEntryRestartBlockMatchesSeek) {
+  const auto entries = MakeEntries(300);
+  Block block = BuildBlock(entries, 1);
+  ASSERT_TRUE(block.ok());
+  ASSERT_EQ(entries.size(), block.num_restarts());
+  for (uint32_t i = 0; i < block.num_restarts(); ++i) {
+    Slice key, value;
+    ASSERT_TRUE(block.RestartEntry(i, &key, &value));
+    EXPECT_EQ(entries[i].first, key);
+    EXPECT_EQ(entries[i].second, value);
+  }
+  Slice key, value;
+  EXPECT_FALSE(block.RestartEntry(block.num_restarts(), &key, &value));
+  auto it = block.NewIterator();
+  for (int k = -1; k <= 600; ++k) {
+    for (SequenceNumber seq : {SequenceNumber{0}, SequenceNumber{500}, kMaxSequence}) {
+      const std::string target = IKey(k < 0 ? "" : UserKey(k), seq, kValueTypeForSeek);
+      it->Seek(target);
+      const uint32_t found = block.LowerBoundRestart(target);
+      if (!it->Valid()) {
+        EXPECT_EQ(block.num_restarts(), found) << k << "@" << seq;
+        continue;
+      }
+      ASSERT_LT(found, block.num_restarts()) << k << "@" << seq;
+      ASSERT_TRUE(block.RestartEntry(found, &key, &value));
+      EXPECT_EQ(it->key(), key) << k << "@" << seq;
+    }
+  }
+}
+
+// With prefix compression only the restart points stand alone.
+TEST(BlockTest, RestartEntryReadsOnlyRestartPoints) {
+  const auto entries = MakeEntries(100);
+  Block block = BuildBlock(entries, 16);
+  ASSERT_TRUE(block.ok());
+  ASSERT_EQ((entries.size() + 15) / 16, block.num_restarts());
+  for (uint32_t i = 0; i < block.num_restarts(); ++i) {
+    Slice key, value;
+    ASSERT_TRUE(block.RestartEntry(i, &key, &value));
+    EXPECT_EQ(entries[i * 16].first, key);
+  }
+}
+
 TEST(BlockTest, PrefixCompressionShrinksBlock) {
   std::vector<std::pair<std::string, std::string>> entries;
   const std::string prefix(40, 'p');

@@ -161,7 +161,7 @@ Status TableReader::ValidateIndex(uint64_t data_end) {
   std::unique_ptr<InternalIterator> it = index_block_->NewIterator();
   uint64_t expected_offset = 0;
   std::string prev_key;
-  uint64_t blocks = 0;
+  uint32_t blocks = 0;
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     BlockHandle h;
     if (!DecodeHandleValue(it->value(), &h) || h.offset() != expected_offset || !HandleWithin(h, data_end)) {
@@ -171,6 +171,12 @@ Status TableReader::ValidateIndex(uint64_t data_end) {
     if (blocks > 0 && CompareInternalKey(prev_key, it->key()) >= 0) {
       return TableCorruption(fname_, index_offset, "index keys out of order");
     }
+    // Lookups search the index in place (FindDataBlock): each entry must be a restart point.
+    Slice key, value;
+    if (!index_block_->RestartEntry(blocks, &key, &value) || key != it->key() || value != it->value()) {
+      return TableCorruption(fname_, index_offset,
+                             "index entry " + std::to_string(blocks) + " is not a restart point");
+    }
     prev_key.assign(it->key());
     expected_offset = h.offset() + h.size() + kBlockTrailerSize;
     ++blocks;
@@ -178,6 +184,10 @@ Status TableReader::ValidateIndex(uint64_t data_end) {
   if (!it->status().ok()) return TableCorruption(fname_, index_offset, it->status().message());
   if (expected_offset != data_end)
     return TableCorruption(fname_, index_offset, "index does not cover the data blocks");
+  // An empty block has one restart point and no entries.
+  if (blocks != index_block_->num_restarts() && !(blocks == 0 && index_block_->num_restarts() == 1))
+    return TableCorruption(fname_, index_offset, "index restart points are not its entries");
+  num_data_blocks_ = blocks;
   if ((blocks == 0) != (props_.num_entries == 0)) {
     return TableCorruption(fname_, index_offset, "index disagrees with the entry count");
   }
@@ -206,18 +216,12 @@ Status TableReader::Get(Slice target, bool* found, std::string* found_key, std::
   const Slice user_key = ExtractUserKey(target);
   if (filter_ != nullptr && !filter_->KeyMayMatch(user_key)) return Status::OK();
 
-  std::unique_ptr<InternalIterator> index_it = index_block_->NewIterator();
-  index_it->Seek(target);
-  if (!index_it->Valid()) {
-    const Status& s = index_it->status();
-    return s.ok() ? s : TableCorruption(fname_, footer_.index_handle.offset(), s.message());
-  }
+  uint32_t index;
   BlockHandle handle;
-  if (!DecodeHandleValue(index_it->value(), &handle)) {
-    return TableCorruption(fname_, footer_.index_handle.offset(), "bad block handle in index");
-  }
+  Status s = FindDataBlock(target, &index, &handle);
+  if (!s.ok() || index == kPastLastBlock) return s;
   std::shared_ptr<const Block> block;
-  Status s = GetDataBlock(handle, /*fill_cache=*/true, &block);
+  s = GetDataBlock(handle, /*fill_cache=*/true, &block);
   if (!s.ok()) return s;
   // The index key of this block is >= target and < the next block's first key,
   // so the first entry >= target is in this block or has a larger user key: no
@@ -236,18 +240,32 @@ Status TableReader::Get(Slice target, bool* found, std::string* found_key, std::
   return Status::OK();
 }
 
+Status TableReader::FindDataBlock(Slice target, uint32_t* index, BlockHandle* handle) const {
+  *index = num_data_blocks_ == 0 ? 0 : index_block_->LowerBoundRestart(target);
+  if (*index == num_data_blocks_) {
+    *index = kPastLastBlock;
+    return Status::OK();
+  }
+  Slice key, value;
+  // Every entry was checked at open (ValidateIndex); a failure here is memory damage.
+  if (!index_block_->RestartEntry(*index, &key, &value) || !DecodeHandleValue(value, handle)) {
+    return TableCorruption(fname_, footer_.index_handle.offset(), "bad block handle in index");
+  }
+  return Status::OK();
+}
+
 uint64_t TableReader::ApproximateOffsetOf(Slice internal_key) const {
   if (internal_key.size() < 8) return 0;
-  std::unique_ptr<InternalIterator> it = index_block_->NewIterator();
-  it->Seek(internal_key);
+  uint32_t index;
   BlockHandle handle;
-  if (!it->Valid() || !DecodeHandleValue(it->value(), &handle)) return file_size_;
+  if (!FindDataBlock(internal_key, &index, &handle).ok() || index == kPastLastBlock) return file_size_;
   // The block holds the keys after the previous block's index key (or from the table's
   // smallest key) up to its own index key: place the key by where it falls between them.
-  const std::string upper(ExtractUserKey(it->key()));
-  it->Prev();
-  const std::string lower(ExtractUserKey(it->Valid() ? it->key() : Slice(props_.smallest_key)));
-  const double fraction = KeyFraction(lower, upper, ExtractUserKey(internal_key));
+  Slice upper, lower, unused;
+  if (!index_block_->RestartEntry(index, &upper, &unused)) return file_size_;
+  if (index == 0 || !index_block_->RestartEntry(index - 1, &lower, &unused)) lower = props_.smallest_key;
+  const double fraction =
+      KeyFraction(ExtractUserKey(lower), ExtractUserKey(upper), ExtractUserKey(internal_key));
   return handle.offset() +
          static_cast<uint64_t>(fraction * static_cast<double>(handle.size() + kBlockTrailerSize));
 }

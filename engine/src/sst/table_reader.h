@@ -66,6 +66,10 @@ class TableReader {
               uint64_t file_size, BlockCache* cache);
 
   Status ValidateIndex(uint64_t data_end);
+  // The first data block whose index key is >= target: its place in the index and its
+  // handle, or kPastLastBlock if every key in the file is smaller.
+  static constexpr uint32_t kPastLastBlock = UINT32_MAX;
+  Status FindDataBlock(Slice target, uint32_t* index, BlockHandle* handle) const;
   // The decoded data block at handle, from the cache or the file.
   Status GetDataBlock(const BlockHandle& handle, bool fill_cache, std::shared_ptr<const Block>* block) const;
 
@@ -78,6 +82,7 @@ class TableReader {
   Footer footer_;
   TableProperties props_;
   std::unique_ptr<Block> index_block_;
+  uint32_t num_data_blocks_ = 0;  // entries of the index block
   std::string filter_data_;
   std::unique_ptr<FilterReader> filter_;  // null when the table has no filter
 };
