@@ -32,7 +32,8 @@ struct EngineConfig {
   size_t level_base_bytes = 256 << 20;  // TidesDB level_size_base, RocksDB max_bytes_for_level_base
   size_t block_cache_bytes = 64 << 20;
   size_t block_size = 16 << 10;
-  int bloom_bits_per_key = 10;  // ~1% false positives
+  int block_restart_interval = 16;  // keys between restart points in a data block
+  int bloom_bits_per_key = 10;      // ~1% false positives
   Compression compression = Compression::kLZ4;
   Sync sync = Sync::kNone;
   bool unified_memtable = true;       // TidesDB only

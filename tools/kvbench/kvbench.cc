@@ -77,6 +77,7 @@ Engine configuration (both engines; docs/BENCHMARKS.md has the exact mapping)
   --write_buffer_mb=MB  memtable / write buffer                           [64]
   --level_base_mb=MB    target size of level 1                            [256]
   --block_size=BYTES    SSTable data block                                [16384]
+  --block_restart_interval=N  keys between a data block's restart points  [16]
   --bloom_bits=N        bloom filter bits per key, 0 = none               [10]
   --bg_threads=N        TidesDB flush + compaction threads; RocksDB jobs 2N [2]
   --unified_memtable=0|1  TidesDB only                                    [1]
@@ -209,6 +210,8 @@ std::string ParseFlags(int argc, char** argv, Flags* flags) {
       ok = megabytes(&e.level_base_bytes) && e.level_base_bytes > 0;
     } else if (name == "block_size") {
       ok = unsigned_flag(&e.block_size) && e.block_size >= 512;
+    } else if (name == "block_restart_interval") {
+      ok = unsigned_flag(&e.block_restart_interval) && e.block_restart_interval > 0;
     } else if (name == "bloom_bits") {
       ok = unsigned_flag(&e.bloom_bits_per_key);
     } else if (name == "bg_threads") {
@@ -288,13 +291,13 @@ void PrintHeader(const Flags& f, bool rocksdb_requested) {
       b.threads, b.batch_size, b.duration, static_cast<unsigned long long>(b.seed), b.verify ? 1 : 0);
   std::printf(
       "config: sync=%s compression=%s cache=%gMB cold_cache=%gMB write_buffer=%gMB level_base=%gMB "
-      "block=%zuB bloom=%d "
+      "block=%zuB restart_interval=%d bloom=%d "
       "bits/key bg_threads=%d unified_memtable=%d value_threshold=%zu vlog_gc_threshold=%g "
       "rocksdb_blob_files=%d\n",
       e.sync == Sync::kFull ? "full" : "none", CompressionName(e.compression), Mb(e.block_cache_bytes),
       Mb(b.cold_cache_bytes), Mb(e.write_buffer_bytes), Mb(e.level_base_bytes), e.block_size,
-      e.bloom_bits_per_key, e.background_threads, e.unified_memtable ? 1 : 0, e.value_threshold,
-      e.vlog_gc_threshold, e.rocksdb_blob_files ? 1 : 0);
+      e.block_restart_interval, e.bloom_bits_per_key, e.background_threads, e.unified_memtable ? 1 : 0,
+      e.value_threshold, e.vlog_gc_threshold, e.rocksdb_blob_files ? 1 : 0);
   bool any_txn = false;
   for (const std::string& w : f.workloads) any_txn = any_txn || FindWorkload(w)->txn;
   if (any_txn) {

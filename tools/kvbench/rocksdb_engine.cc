@@ -177,6 +177,7 @@ class RocksdbEngine final : public KvEngine {
     rocksdb::BlockBasedTableOptions table;
     table.block_cache = rocksdb::NewLRUCache(config.block_cache_bytes);
     table.block_size = config.block_size;
+    table.block_restart_interval = config.block_restart_interval;
     // Index and filter blocks stay in table-reader memory (RocksDB's default), as TidesDB
     // keeps them in memory outside its block cache.
     table.cache_index_and_filter_blocks = false;

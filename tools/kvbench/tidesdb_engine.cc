@@ -111,6 +111,7 @@ class TidesdbEngine final : public KvEngine {
     cf.write_buffer_size = config.write_buffer_bytes;
     cf.level_size_base = config.level_base_bytes;
     cf.block_size = config.block_size;
+    cf.block_restart_interval = config.block_restart_interval;
     // RocksDB's 10 bits per key is ~1% false positives; each bit more or less scales the
     // rate by ~0.6185 (a bloom filter with the optimal number of probes).
     cf.bloom_fpr =
