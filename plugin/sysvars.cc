@@ -95,6 +95,12 @@ MYSQL_SYSVAR_ENUM(log_level, sysvars.log_level, kStartupOnly,
                   nullptr, nullptr, static_cast<unsigned long>(kLibraryDefaults.log_level),
                   &log_level_typelib);
 
+MYSQL_SYSVAR_ULONGLONG(max_total_wal_size, sysvars.max_total_wal_size, kStartupOnly,
+                       "With tidesdb_unified_memtable=OFF: bytes of older write-ahead logs past which "
+                       "the memtables holding the oldest one are flushed so it can be deleted; 0 = four "
+                       "times the sum of the write buffers",
+                       nullptr, nullptr, kLibraryDefaults.max_total_wal_size, 0, ULLONG_MAX, 0);
+
 MYSQL_SYSVAR_ULONGLONG(max_memory_usage, sysvars.max_memory_usage, kStartupOnly,
                        "Bytes that memtables (active and immutable) may use before writers are slowed "
                        "while flushes catch up; 0 = no bound beyond the write buffers",
@@ -217,6 +223,7 @@ st_mysql_sys_var* system_variables[] = {
     MYSQL_SYSVAR(max_open_sstables),
     MYSQL_SYSVAR(log_level),
     MYSQL_SYSVAR(max_memory_usage),
+    MYSQL_SYSVAR(max_total_wal_size),
     MYSQL_SYSVAR(max_write_set_bytes),
     MYSQL_SYSVAR(default_compression),
     MYSQL_SYSVAR(default_bloom_fpr),
@@ -263,6 +270,7 @@ tidesdb::Options database_options() {
   options.max_open_sstables = static_cast<int>(sysvars.max_open_sstables);
   options.log_level = static_cast<tidesdb::LogLevel>(sysvars.log_level);
   options.max_memory_usage = sysvars.max_memory_usage;
+  options.max_total_wal_size = sysvars.max_total_wal_size;
   options.default_cf_options = column_family_options();
   return options;
 }

@@ -48,6 +48,7 @@ struct SystemVariables {
   unsigned int max_open_sstables;
   unsigned long log_level;  // LogLevelValue
   unsigned long long max_memory_usage;
+  unsigned long long max_total_wal_size;
   unsigned long long max_write_set_bytes;
 
   // Dynamic: read when a table (its column families) is created, so a change applies to

@@ -89,6 +89,12 @@ struct Options {
   // there are many small column families (SQL tables and indexes).
   bool unified_memtable = true;
   size_t unified_memtable_write_buffer_size = 64 << 20;
+  // Per-CF memtables (unified_memtable == false): a column family written rarely keeps its
+  // small memtable, and with it every WAL from its oldest unflushed write on. When the WALs
+  // before the current one exceed this many bytes, the memtables holding the oldest WAL are
+  // frozen and flushed so it can go. 0: four times the sum of the write buffers. (The
+  // unified memtable pins only what it holds: no cap needed.)
+  uint64_t max_total_wal_size = 0;
 
   // WAL sync mode of commits that do not override it (WriteOptions::sync_mode).
   SyncMode sync_mode = SyncMode::kFull;

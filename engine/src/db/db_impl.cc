@@ -395,7 +395,9 @@ Status DBImpl::ReplayWals(std::unique_lock<std::mutex>& lock, const std::vector<
     uint64_t number;
     FileType type;
     if (ParseFileName(name, &number, &type) && type == FileType::kWal) {
-      wal_files_.insert(number);
+      uint64_t bytes = 0;
+      env_->GetFileSize(WalFileName(dbname_, number), &bytes);  // left 0 if unreadable
+      AddWalFileLocked(number, bytes);
       if (number >= min_wal_number) wals.push_back(number);
     }
   }
@@ -703,6 +705,20 @@ std::shared_ptr<const ValueLogMeta> DBImpl::TrackValueLog(uint64_t number, uint6
       });
 }
 
+void DBImpl::AddWalFileLocked(uint64_t number, uint64_t bytes) {
+  auto [it, added] = wal_files_.emplace(number, bytes);
+  if (!added) {
+    closed_wal_bytes_ -= it->second;
+    it->second = bytes;
+  }
+  closed_wal_bytes_ += bytes;
+}
+
+void DBImpl::RemoveWalFileLocked(std::map<uint64_t, uint64_t>::iterator it) {
+  closed_wal_bytes_ -= it->second;
+  wal_files_.erase(it);
+}
+
 uint64_t DBImpl::MinLiveWalNumberLocked() const {
   uint64_t min = wal_number_;
   for (const auto& [xid, number] : prepared_wal_) min = std::min(min, number);
@@ -728,9 +744,9 @@ void DBImpl::DeleteObsoleteFiles() {
   {
     std::lock_guard<std::mutex> l(mutex_);
     uint64_t min = std::min(MinLiveWalNumberLocked(), logged_wal_number_);
-    for (auto it = wal_files_.begin(); it != wal_files_.end() && *it < min;) {
-      wals.push_back(*it);
-      it = wal_files_.erase(it);
+    while (!wal_files_.empty() && wal_files_.begin()->first < min) {
+      wals.push_back(wal_files_.begin()->first);
+      RemoveWalFileLocked(wal_files_.begin());
     }
   }
   for (uint64_t n : wals) env_->RemoveFile(WalFileName(dbname_, n));
@@ -824,7 +840,8 @@ Status DBImpl::DeleteOrphanFiles() {
       env_->RemoveFile(dbname_ + "/" + name);
       if (type == FileType::kWal) {
         std::lock_guard<std::mutex> l(mutex_);
-        wal_files_.erase(number);
+        auto it = wal_files_.find(number);
+        if (it != wal_files_.end()) RemoveWalFileLocked(it);
       }
     }
   }

@@ -210,6 +210,14 @@ class DBImpl final : public DB {
   Status ApplyBatchToMemtables(const WriteBatch& batch, SequenceNumber first_seq);
   Status MakeRoomForWrite(std::unique_lock<std::mutex>& state_lock, const std::vector<WriteBatch*>& group);
   Status SwitchMemtableLocked(MemTableSlot* slot);  // freezes slot->active, rotates the WAL
+  // Freezes the slots' active memtables (the empty ones stay) behind one WAL rotation.
+  Status SwitchMemtablesLocked(const std::vector<MemTableSlot*>& slots);
+  // Options::max_total_wal_size: freezes the memtables that hold the oldest WAL when the
+  // closed WALs exceed it (per-CF memtables only).
+  Status CapTotalWalSizeLocked();
+  // Bookkeeping of wal_files_.
+  void AddWalFileLocked(uint64_t number, uint64_t bytes);
+  void RemoveWalFileLocked(std::map<uint64_t, uint64_t>::iterator it);
   SyncMode EffectiveSyncMode(const WriteOptions& options) const;
   void IntervalSyncLoop();
 
@@ -321,7 +329,10 @@ class DBImpl final : public DB {
   std::mutex wal_mu_;
   std::shared_ptr<LogWriter> wal_;
   uint64_t wal_number_ = 0;
-  std::set<uint64_t> wal_files_;        // WAL files on disk (guarded by mutex_)
+  // WAL files on disk: number -> bytes (the current one's 0 until it is closed), and the
+  // sum of the closed ones' bytes (guarded by mutex_).
+  std::map<uint64_t, uint64_t> wal_files_;
+  uint64_t closed_wal_bytes_ = 0;
   std::atomic<bool> wal_dirty_{false};  // appended since the last sync
   // Guarded by wal_mu_: the live writer failed an append and its file was cut back and
   // synced; nothing more to sync in it (its sticky error is not a failed fsync).
@@ -370,7 +381,7 @@ class DBImpl final : public DB {
       stat_compactions_{0}, stat_compaction_bytes_read_{0}, stat_compaction_bytes_written_{0},
       stat_compaction_entries_dropped_{0}, stat_vlog_relocated_bytes_{0}, stat_vlog_files_deleted_{0},
       stat_vlog_bytes_deleted_{0}, stat_vlog_relocation_errors_{0}, stat_flush_entries_dropped_{0},
-      stat_trivial_moves_{0}, stat_trivial_move_bytes_{0};
+      stat_trivial_moves_{0}, stat_trivial_move_bytes_{0}, stat_wal_size_flushes_{0};
   // Point reads answered per source: [0] memtables, [1 + L] level L; [kMaxReadLevels] not found.
   static constexpr int kMaxReadLevels = 9;
   std::array<std::atomic<uint64_t>, kMaxReadLevels + 1> stat_reads_{};

@@ -48,7 +48,7 @@ Status DBImpl::Checkpoint(const std::string& dir) {
     const uint64_t min_wal = MinLiveWalNumberLocked();
     // WAL files still needed, up to what has been written: the leader is us, so nothing
     // is being appended right now.
-    for (uint64_t number : wal_files_) {
+    for (const auto& [number, closed_bytes] : wal_files_) {
       if (number < min_wal) continue;
       uint64_t size = 0;
       Status st = env_->GetFileSize(WalFileName(dbname_, number), &size);

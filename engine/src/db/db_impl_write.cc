@@ -413,6 +413,10 @@ Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>& l, const std::vect
       bg_cv_.wait_for(l, std::chrono::milliseconds(100));
     }
   }
+  if (!options_.unified_memtable) {
+    s = CapTotalWalSizeLocked();
+    if (!s.ok()) return s;
+  }
   for (MemTableSlot* slot : slots) {
     while (slot->active.mem->ApproximateMemoryUsage() >= slot->write_buffer_size) {
       if (slot->immutables.size() < kMaxImmutablesPerSlot) {
@@ -434,18 +438,47 @@ Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>& l, const std::vect
   return Status::OK();
 }
 
-Status DBImpl::SwitchMemtableLocked(MemTableSlot* slot) {
-  if (slot->active.mem->empty()) return Status::OK();
+Status DBImpl::SwitchMemtableLocked(MemTableSlot* slot) { return SwitchMemtablesLocked({slot}); }
+
+Status DBImpl::SwitchMemtablesLocked(const std::vector<MemTableSlot*>& slots) {
+  bool any = false;
+  for (MemTableSlot* slot : slots) any |= !slot->active.mem->empty();
+  if (!any) return Status::OK();
   Status s = NewWal();
   if (!s.ok()) return s;
-  MemTableEntry frozen = slot->active;
-  frozen.end_sequence = last_sequence_;
-  slot->immutables.push_back(std::move(frozen));
-  slot->active.mem = NewMemTable(slot->write_buffer_size);
-  slot->active.wal_number = wal_number_;
-  slot->PublishView();
+  for (MemTableSlot* slot : slots) {
+    if (slot->active.mem->empty()) continue;
+    MemTableEntry frozen = slot->active;
+    frozen.end_sequence = last_sequence_;
+    slot->immutables.push_back(std::move(frozen));
+    slot->active.mem = NewMemTable(slot->write_buffer_size);
+    slot->active.wal_number = wal_number_;
+    slot->PublishView();
+  }
   MaybeScheduleFlushLocked();
   return Status::OK();
+}
+
+Status DBImpl::CapTotalWalSizeLocked() {
+  uint64_t limit = options_.max_total_wal_size;
+  if (limit == 0) {
+    for (const auto& slot : slots_) limit += 4 * uint64_t{slot->write_buffer_size};
+  }
+  if (closed_wal_bytes_ <= limit || wal_files_.empty()) return Status::OK();
+  const uint64_t oldest = wal_files_.begin()->first;
+  if (oldest >= wal_number_) return Status::OK();
+  // Only the active memtables can be frozen; frozen ones are flushing already, and a
+  // prepared transaction's WAL stays until it resolves.
+  std::vector<MemTableSlot*> holding;
+  for (const auto& slot : slots_) {
+    if (!slot->active.mem->empty() && slot->active.wal_number <= oldest &&
+        slot->immutables.size() < kMaxImmutablesPerSlot) {
+      holding.push_back(slot.get());
+    }
+  }
+  if (holding.empty()) return Status::OK();
+  stat_wal_size_flushes_ += holding.size();
+  return SwitchMemtablesLocked(holding);
 }
 
 Status DBImpl::CutFailedWalLocked(uint64_t size) {
@@ -497,6 +530,7 @@ Status DBImpl::NewWal() {
     return s;
   }
   std::shared_ptr<LogWriter> old;
+  const uint64_t old_number = wal_number_;
   {
     std::lock_guard<std::mutex> l(wal_mu_);
     old = std::move(wal_);
@@ -504,7 +538,8 @@ Status DBImpl::NewWal() {
     wal_number_ = number;
     wal_cut_ = false;
   }
-  wal_files_.insert(number);
+  if (old) AddWalFileLocked(old_number, old->size());
+  AddWalFileLocked(number, 0);
   if (old) {
     // A SyncWalThrough that took the old writer before the switch may still be in its
     // fsync: its file stays open until that is over (a new sync takes the new writer).

@@ -705,6 +705,52 @@ TEST_P(DBTest, SecondOpenOfTheSameDirectoryIsRefused) {
   EXPECT_FALSE(s.ok());
 }
 
+// Per-CF memtables: a CF written once keeps its memtable, and would keep every WAL after
+// its write. Past max_total_wal_size its memtable is flushed and the old WALs go; its row
+// stays.
+TEST_P(DBTest, IdleColumnFamilyDoesNotPinEveryWal) {
+  options_.max_total_wal_size = 512 << 10;
+  options_.default_cf_options.write_buffer_size = 64 << 10;
+  Reopen();
+  ColumnFamilyHandle* idle = nullptr;
+  ColumnFamilyOptions small;
+  small.write_buffer_size = 64 << 10;
+  ASSERT_TRUE(db_->CreateColumnFamily(small, "idle", &idle).ok());
+  ASSERT_TRUE(db_->Put(WriteOptions(), idle, "once", "kept").ok());
+  auto wal_files = [&] {
+    size_t n = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir_))
+      n += entry.path().extension() == ".wal" ? 1 : 0;
+    return n;
+  };
+  const std::string value(1000, 'v');
+  size_t most_wals = 0;
+  for (int i = 0; i < 8000; ++i) {  // 8 MB through 64 KiB memtables: a WAL per switch
+    Put("busy" + std::to_string(i), value);
+    if (i % 500 == 0) {
+      ASSERT_TRUE(db_->WaitForBackgroundWork().ok());
+      most_wals = std::max(most_wals, wal_files());
+    }
+  }
+  ASSERT_TRUE(db_->WaitForBackgroundWork().ok());
+  std::string stats;
+  ASSERT_TRUE(db_->GetProperty(nullptr, "tidesdb.stats", &stats));
+  if (GetParam()) {
+    // Unified: the one memtable pins only what it holds.
+    EXPECT_NE(stats.find(" wal_size_flushes=0"), std::string::npos) << stats;
+  } else {
+    EXPECT_EQ(stats.find(" wal_size_flushes=0"), std::string::npos) << stats;
+  }
+  // Measured: at most 3 WAL files with the cap, 34 without it.
+  EXPECT_LE(most_wals, 12u);
+  EXPECT_EQ("kept", Get(idle, "once"));
+  Reopen();
+  ColumnFamilyHandle* again = db_->GetColumnFamily("idle");
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ("kept", Get(again, "once"));
+  EXPECT_EQ(value, Get("busy7999"));
+}
+
 INSTANTIATE_TEST_SUITE_P(MemtableModes, DBTest, ::testing::Values(true, false),
                          [](const auto& info) { return info.param ? "Unified" : "PerColumnFamily"; });
 
