@@ -242,7 +242,7 @@ Status LogReader::ReadHeader(LogKind expected, uint64_t* log_number) {
   const uint32_t version = DecodeFixed32(header.data() + kLogMagicSize);
   if (version == 0 || version > kLogFormatVersion) {
     return Status::NotSupported(path_, "log format version " + std::to_string(version) +
-                                           ", this build reads versions 1 to " +
+                                           ", this build reads versions up to " +
                                            std::to_string(kLogFormatVersion));
   }
   version_ = version;
