@@ -9,7 +9,9 @@
 //                  pointer names a record of one of the column family's value logs
 //   value logs     header and every record (ValueLogReader::ForEach)
 //   WALs           every record (checksum, type, write-batch decoding). A torn tail of the
-//                  newest WAL is a warning (recovery truncates it); damage anywhere else in a
+//                  newest WAL is a warning (recovery truncates it), and so is damage past
+//                  its last claimed sync with records after it (a write lost at a power
+//                  loss, wal/log_format.h); damage anywhere else in a
 //                  live WAL is an error, as recovery would fail there. Problems in WALs below
 //                  the manifest's wal_number (never replayed) are warnings.
 //   stale manifests  records checked; problems are warnings (the next open removes them)
@@ -111,8 +113,9 @@ void Verifier::VerifyWal(const std::string& path, uint64_t number, WalRole role)
   const bool damage_is_error = role != WalRole::kObsolete;
   const std::string suffix = role == WalRole::kObsolete ? " (obsolete WAL, never replayed)" : "";
   uint64_t entries = 0;
-  const LogScanResult r =
-      ScanLog(path, LogKind::kWal, [&](uint64_t offset, uint8_t type, const std::string& payload) {
+  const LogScanResult r = ScanLog(
+      path, LogKind::kWal,
+      [&](uint64_t offset, uint8_t type, const std::string& payload) {
         WalRecord rec;
         Status s = DecodeWalRecord(type, payload, &rec);
         if (!s.ok()) {
@@ -120,7 +123,8 @@ void Verifier::VerifyWal(const std::string& path, uint64_t number, WalRole role)
           return;
         }
         if (rec.has_batch) entries += rec.batch.Count();
-      });
+      },
+      nullptr, role == WalRole::kNewest);
   if (r.status.IsNotSupported()) {
     problems_.Unsupported(r.status.message());
   } else if (!r.status.ok()) {

@@ -21,6 +21,9 @@ struct LogScanResult {
   uint64_t file_size = 0;
   uint64_t records = 0;    // records handed to the callback
   bool torn_tail = false;  // the log ends in a damaged or zeroed record with nothing valid after it
+  // (or, with allow_lost_writes, that torn tail is an unsynced write lost at a power loss,
+  // with valid records after it that recovery drops: wal/log_format.h)
+  bool lost_write = false;
   uint64_t valid_end = 0;  // where the last good record ends (the truncation point of a torn tail)
 };
 
@@ -30,11 +33,12 @@ using LogRecordFn = std::function<void(uint64_t offset, uint8_t type, const std:
 // Called once the header has been read (log_number and file_size are set).
 using LogHeaderFn = std::function<void(const LogScanResult& header)>;
 
+// allow_lost_writes: read as recovery reads the newest WAL (LogReader::AllowLostUnsyncedWrites).
 LogScanResult ScanLog(const std::string& path, LogKind kind, const LogRecordFn& fn,
-                      const LogHeaderFn& on_header = nullptr);
+                      const LogHeaderFn& on_header = nullptr, bool allow_lost_writes = false);
 
 // "<path>: offset <valid_end>: torn tail: <n> bytes after the last complete record (recovery
-// truncates the log here)".
+// truncates the log here)", or for a lost write "...: lost unsynced write: <n> bytes ...".
 std::string DescribeTornTail(const std::string& path, const LogScanResult& r);
 
 }  // namespace tidesdb::tool

@@ -5,8 +5,9 @@
 //                    database. kill -9 is not a power loss: in every sync mode each batch
 //                    acknowledged before the kill must be there after the restart.
 //   PowerLossTest    in-process, through FaultInjectionEnv: the filesystem "dies" while
-//                    writers run, then unsynced data is dropped or torn. FULL keeps every
-//                    acknowledged batch; NONE and INTERVAL keep a prefix of the commit order.
+//                    writers run, then unsynced data is dropped, torn, or lost page by page
+//                    (a later page kept after a lost one). FULL keeps every acknowledged
+//                    batch; NONE and INTERVAL keep a prefix of the commit order.
 //   CrashPointTest   a scripted workload (open, create CFs, write, flush, reopen, write) is
 //                    cut by a power loss right after its Nth file-system operation, for a
 //                    seeded sample of N; recovery must always succeed and lose nothing
@@ -287,6 +288,18 @@ struct PowerParam {
   PowerLossMode loss;
 };
 
+const char* PowerLossName(PowerLossMode loss) {
+  switch (loss) {
+    case PowerLossMode::kDropUnsynced:
+      return "Drop";
+    case PowerLossMode::kTornUnsynced:
+      return "Torn";
+    case PowerLossMode::kLoseUnsyncedPages:
+      return "Pages";
+  }
+  return "?";
+}
+
 // Durability is simulated by the FaultInjectionEnv; real fsyncs below it only cost time.
 struct SimulatedDisk {
   test::NoSyncEnv nosync;
@@ -303,8 +316,8 @@ TEST_P(PowerLossTest, SurvivorsArePrefixAndFullModeKeepsEveryAck) {
   const uint64_t seed = test::SeedFromEnv("TIDESDB_CRASH_SEED");
   const int rounds = test::IntFromEnv("TIDESDB_CRASH_ROUNDS", 5);
   std::mt19937_64 rng(seed);
-  test::ScratchDir dir(std::string("crash_power_") + SyncModeName(param.mode) +
-                       (param.loss == PowerLossMode::kTornUnsynced ? "_torn" : "_drop"));
+  test::ScratchDir dir(std::string("crash_power_") + SyncModeName(param.mode) + "_" +
+                       PowerLossName(param.loss));
 
   std::set<uint64_t> prev_applied;
   size_t total_acked = 0, total_lost = 0;
@@ -375,10 +388,13 @@ INSTANTIATE_TEST_SUITE_P(Modes, PowerLossTest,
                                            PowerParam{SyncMode::kNone, PowerLossMode::kDropUnsynced},
                                            PowerParam{SyncMode::kNone, PowerLossMode::kTornUnsynced},
                                            PowerParam{SyncMode::kInterval, PowerLossMode::kDropUnsynced},
-                                           PowerParam{SyncMode::kInterval, PowerLossMode::kTornUnsynced}),
+                                           PowerParam{SyncMode::kInterval, PowerLossMode::kTornUnsynced},
+                                           PowerParam{SyncMode::kFull, PowerLossMode::kLoseUnsyncedPages},
+                                           PowerParam{SyncMode::kNone, PowerLossMode::kLoseUnsyncedPages},
+                                           PowerParam{SyncMode::kInterval,
+                                                      PowerLossMode::kLoseUnsyncedPages}),
                          [](const auto& info) {
-                           return std::string(SyncModeName(info.param.mode)) +
-                                  (info.param.loss == PowerLossMode::kTornUnsynced ? "Torn" : "Drop");
+                           return std::string(SyncModeName(info.param.mode)) + PowerLossName(info.param.loss);
                          });
 
 // A power loss right after a new WAL became durable, during a memtable switch in NONE

@@ -52,8 +52,10 @@ DBImpl::~DBImpl() {
   {
     std::lock_guard<std::mutex> l(wal_mu_);
     if (wal_) {
-      // A clean close makes every commit durable, whatever the sync mode.
-      wal_->Sync();
+      // A clean close makes every commit durable, whatever the sync mode, and says so in
+      // the WAL (a sync mark claiming every record): damage anywhere in it is then
+      // corruption, never taken for a write lost at a power loss.
+      wal_->Seal();
       wal_->Close();
     }
   }
@@ -417,6 +419,9 @@ Status DBImpl::ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bo
   std::unique_ptr<LogReader> reader;
   Status s = LogReader::Open(env_, fname, &reader);
   if (!s.ok()) return s;
+  // Only the newest WAL can have lost unsynced writes: every older one was synced whole
+  // before its successor was created (NewWal).
+  if (is_last) reader->AllowLostUnsyncedWrites();
   uint64_t header_number = 0;
   s = reader->ReadHeader(LogKind::kWal, &header_number);
   if (!s.ok()) return s;
@@ -549,12 +554,23 @@ Status DBImpl::ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bo
       return Status::Corruption(fname, "offset " + std::to_string(reader->valid_end_offset()) +
                                            ": damaged record in a WAL that is not the newest");
     }
-    // The tail was being written when the process or machine died; no commit in it was
-    // acknowledged as durable beyond what the OS kept. Cut it off.
-    s = env_->TruncateFile(fname, reader->valid_end_offset());
+    // The tail was being written when the process or machine died, or (lost unsynced
+    // write) a power loss kept a later unsynced page and lost an earlier one. Either way no
+    // sync covered it, so no commit in it was acknowledged as durable. Cut it off, so the
+    // records past the damage can never come back after the commits that follow.
+    const uint64_t cut = reader->valid_end_offset();
+    s = env_->TruncateFile(fname, cut);
     if (!s.ok()) return s;
-    Log(LogLevel::kWarn, "recovery: %s ended in a torn record; cut at offset %llu", fname.c_str(),
-        static_cast<unsigned long long>(reader->valid_end_offset()));
+    if (reader->lost_unsynced_write()) {
+      Log(LogLevel::kWarn,
+          "recovery: %s: offset %llu: %s, followed by %llu bytes of records that were never synced (lost at "
+          "a power loss); cut at offset %llu, keeping every commit synced before it",
+          fname.c_str(), static_cast<unsigned long long>(cut), reader->damage(),
+          static_cast<unsigned long long>(reader->file_size() - cut), static_cast<unsigned long long>(cut));
+    } else {
+      Log(LogLevel::kWarn, "recovery: %s ended in a torn record; cut at offset %llu", fname.c_str(),
+          static_cast<unsigned long long>(cut));
+    }
   }
   return Status::OK();
 }

@@ -616,7 +616,7 @@ Status DBImpl::SyncWalThrough(uint64_t wal_number, uint64_t wal_end) {
     // Without wal_mu_: commit groups append meanwhile (their records may or may not be
     // covered; only [0, end) is claimed durable). NewWal waits for sync_running_ to clear
     // before it closes this file.
-    s = wal->SyncFile();
+    s = wal->SyncFile(end);
     stat_wal_syncs_++;
   }
   l.lock();

@@ -334,6 +334,51 @@ void FaultInjectionEnv::SleepForMicros(uint64_t micros) { base_->SleepForMicros(
 
 Status FaultInjectionEnv::SimulatePowerLoss(PowerLossMode mode, uint64_t seed) {
   Rng rng(seed);
+  switch (mode) {
+    case PowerLossMode::kDropUnsynced:
+      return LosePower([](const std::string&, uint64_t, uint64_t, std::string* kept) {
+        kept->clear();
+        return Status::OK();
+      });
+    case PowerLossMode::kTornUnsynced:
+      return LosePower(
+          [this, &rng](const std::string& path, uint64_t synced, uint64_t real_size, std::string* kept) {
+            const uint64_t keep = rng.UpTo(real_size - synced);
+            const uint64_t garbled = rng.UpTo(keep);
+            Status s = ReadRange(base_, path, synced, static_cast<size_t>(keep), kept);
+            for (uint64_t i = keep - garbled; s.ok() && i < keep; ++i) {
+              (*kept)[static_cast<size_t>(i)] = static_cast<char>(rng.Next());
+            }
+            return s;
+          });
+    case PowerLossMode::kLoseUnsyncedPages:
+      return SimulatePageLoss([&rng](const std::string&, uint64_t) { return rng.Next() % 2 == 0; });
+  }
+  return Status::InvalidArgument("unknown power loss mode");
+}
+
+Status FaultInjectionEnv::SimulatePageLoss(const PageLossFn& lose) {
+  return LosePower([this, &lose](const std::string& path, uint64_t synced, uint64_t real_size,
+                                 std::string* kept) {
+    Status s = ReadRange(base_, path, synced, static_cast<size_t>(real_size - synced), kept);
+    if (!s.ok()) return s;
+    uint64_t end = synced;  // where the last surviving page ends
+    for (uint64_t page = synced - synced % kPowerLossPageSize; page < real_size; page += kPowerLossPageSize) {
+      const uint64_t from = std::max(page, synced);
+      const uint64_t to = std::min(page + kPowerLossPageSize, real_size);
+      if (lose(path, page)) {
+        std::fill(kept->begin() + static_cast<ptrdiff_t>(from - synced),
+                  kept->begin() + static_cast<ptrdiff_t>(to - synced), '\0');
+      } else {
+        end = to;
+      }
+    }
+    kept->resize(static_cast<size_t>(end - synced));
+    return Status::OK();
+  });
+}
+
+Status FaultInjectionEnv::LosePower(const KeepFn& keep_unsynced) {
   Status result;
   auto note = [&result](const Status& s) {
     if (result.ok() && !s.ok()) result = s;
@@ -356,19 +401,11 @@ Status FaultInjectionEnv::SimulatePowerLoss(PowerLossMode mode, uint64_t seed) {
     }
     if (s.ok() && real_size > state->synced_size) {
       const uint64_t synced = state->synced_size;
-      uint64_t keep = 0;
       std::string kept;
-      if (mode == PowerLossMode::kTornUnsynced) {
-        keep = rng.UpTo(real_size - synced);
-        const uint64_t garbled = rng.UpTo(keep);
-        s = ReadRange(base_, path, synced, static_cast<size_t>(keep), &kept);
-        for (uint64_t i = keep - garbled; s.ok() && i < keep; ++i) {
-          kept[static_cast<size_t>(i)] = static_cast<char>(rng.Next());
-        }
-      }
+      s = keep_unsynced(path, synced, real_size, &kept);
       if (s.ok()) s = base_->TruncateFile(path, synced);
       if (s.ok() && !kept.empty()) {
-        // Rewrite the kept unsynced bytes with their torn suffix.
+        // Rewrite the unsynced bytes that survived.
         std::unique_ptr<WritableFile> file;
         EnvOptions options;
         options.buffered_writes = false;
@@ -377,7 +414,7 @@ Status FaultInjectionEnv::SimulatePowerLoss(PowerLossMode mode, uint64_t seed) {
         if (s.ok()) s = file->Sync();
         if (s.ok()) s = file->Close();
       }
-      if (s.ok()) state->synced_size = synced + keep;
+      if (s.ok()) state->synced_size = synced + kept.size();
     } else if (s.ok()) {
       state->synced_size = real_size;
     }

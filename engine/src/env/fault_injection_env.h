@@ -12,6 +12,11 @@
 //                  a random-length suffix of that kept part is overwritten with random
 //                  bytes: the last write torn mid-way. The garbage is always a suffix, so a
 //                  checksummed log sees a torn tail, never intact data after a bad byte.
+//   kLoseUnsyncedPages  the unsynced bytes are cut into pages (kPowerLossPageSize, at
+//                  page-aligned file offsets), and each page independently survives or
+//                  is lost (reads as zeros), as when the kernel wrote back some dirty pages
+//                  and not others: a later page may survive an earlier one. A file ends
+//                  where its last surviving page ends. SimulatePageLoss chooses the pages.
 // Afterwards the tracking state restarts: what remains counts as synced and linked.
 //
 // Limitations:
@@ -36,6 +41,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -49,7 +55,10 @@ namespace tidesdb {
 enum class PowerLossMode {
   kDropUnsynced,
   kTornUnsynced,
+  kLoseUnsyncedPages,
 };
+
+constexpr uint64_t kPowerLossPageSize = 4096;
 
 class FaultInjectionEnv : public Env {
  public:
@@ -65,6 +74,11 @@ class FaultInjectionEnv : public Env {
   // filesystem is inactive. Files still open must not be written afterwards (their file
   // offsets are stale): drop them, then reopen what is needed.
   Status SimulatePowerLoss(PowerLossMode mode, uint64_t seed);
+  // kLoseUnsyncedPages with the pages chosen: an unsynced page of path starting at file
+  // offset page_offset (a multiple of kPowerLossPageSize) is lost if lose(path,
+  // page_offset) is true. The synced bytes at the start of a page are never lost.
+  using PageLossFn = std::function<bool(const std::string& path, uint64_t page_offset)>;
+  Status SimulatePageLoss(const PageLossFn& lose);
 
   // Sync (of files) and SyncDir return IOError while set. A failing Sync first writes out
   // the file's buffered bytes, as a real fsync failing after write(2) leaves them: in the
@@ -123,6 +137,11 @@ class FaultInjectionEnv : public Env {
   static constexpr uint64_t kNoLimit = ~uint64_t{0};
 
   Status CheckActive(const std::string& fname) const;
+  // The two halves of a power loss: what each file keeps, chosen by keep_unsynced (given a
+  // file's path, synced size and real size, it sets the bytes kept after the synced ones).
+  using KeepFn =
+      std::function<Status(const std::string& path, uint64_t synced, uint64_t real_size, std::string* kept)>;
+  Status LosePower(const KeepFn& keep_unsynced);
   Status OpenForWrite(const std::string& fname, const EnvOptions& options, bool append,
                       std::unique_ptr<WritableFile>* result);
   // Counts the bytes of an n-byte append that fit under the no-space limit and returns

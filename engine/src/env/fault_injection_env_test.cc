@@ -161,6 +161,78 @@ TEST_F(FaultInjectionEnvTest, TornModeKeepsPrefixWithGarbledSuffix) {
   EXPECT_LT(dropped_all, 30);
 }
 
+// An earlier unsynced page can be lost while a later one survives; synced bytes, also
+// those at the start of a page, never are.
+TEST_F(FaultInjectionEnvTest, PageLossDropsAnEarlierUnsyncedPageAndKeepsALaterOne) {
+  const uint64_t page = kPowerLossPageSize;
+  const std::string synced = Pattern(page + 100, 'A');  // ends 100 bytes into page 1
+  const std::string unsynced = Pattern(3 * page, 'a');  // to 100 bytes into page 4
+  auto file = Open("p");
+  ASSERT_TRUE(env_.SyncDir(dir_).ok());
+  ASSERT_TRUE(file->Append(synced).ok());
+  ASSERT_TRUE(file->Sync().ok());
+  ASSERT_TRUE(file->Append(unsynced).ok());
+  file.reset();
+  std::vector<uint64_t> asked;
+  ASSERT_TRUE(env_.SimulatePageLoss([&](const std::string& path, uint64_t offset) {
+                    EXPECT_EQ(path, dir_ + "/p");
+                    asked.push_back(offset);
+                    return offset == page || offset == 3 * page;  // page 1 (partly synced) and 3
+                  })
+                  .ok());
+  EXPECT_EQ(asked, (std::vector<uint64_t>{page, 2 * page, 3 * page, 4 * page}));
+  std::string want = synced + unsynced;
+  std::fill(want.begin() + static_cast<ptrdiff_t>(synced.size()), want.begin() + 2 * page, '\0');
+  std::fill(want.begin() + 3 * page, want.begin() + 4 * page, '\0');
+  EXPECT_EQ(Read("p"), want);
+
+  // Losing the last pages ends the file after the last surviving one; the state left
+  // counts as synced, so the next power loss keeps it.
+  auto again = Open("q");
+  ASSERT_TRUE(env_.SyncDir(dir_).ok());
+  ASSERT_TRUE(again->Append(unsynced).ok());
+  again.reset();
+  ASSERT_TRUE(env_.SimulatePageLoss([](const std::string& path, uint64_t offset) {
+                    return path.find("/q") == std::string::npos || offset >= page;
+                  })
+                  .ok());
+  EXPECT_EQ(Read("q"), unsynced.substr(0, page));
+  EXPECT_EQ(Read("p"), want);
+  ASSERT_TRUE(env_.SimulatePowerLoss(PowerLossMode::kDropUnsynced, 1).ok());
+  EXPECT_EQ(Read("q"), unsynced.substr(0, page));
+}
+
+// The random mode loses some pages and keeps others, the same way for the same seed.
+TEST_F(FaultInjectionEnvTest, RandomPageLossIsSeededAndMixesLostAndKeptPages) {
+  const std::string unsynced = Pattern(16 * kPowerLossPageSize, 'a');
+  int lost_before_kept = 0;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    std::string first;
+    for (int pass = 0; pass < 2; ++pass) {
+      auto file = Open("r");
+      ASSERT_TRUE(env_.SyncDir(dir_).ok());
+      ASSERT_TRUE(file->Append(unsynced).ok());
+      file.reset();
+      ASSERT_TRUE(env_.SimulatePowerLoss(PowerLossMode::kLoseUnsyncedPages, seed).ok());
+      const std::string after = Read("r");
+      if (pass == 1) {
+        ASSERT_EQ(after, first) << "seed " << seed;
+        continue;
+      }
+      first = after;
+      bool lost_one = false;
+      for (size_t p = 0; p * kPowerLossPageSize < after.size(); ++p) {
+        const std::string got = after.substr(p * kPowerLossPageSize, kPowerLossPageSize);
+        const bool lost = got == std::string(got.size(), '\0');
+        ASSERT_TRUE(lost || got == unsynced.substr(p * kPowerLossPageSize, got.size())) << "seed " << seed;
+        if (!lost && lost_one) ++lost_before_kept;
+        lost_one |= lost;
+      }
+    }
+  }
+  EXPECT_GT(lost_before_kept, 0);
+}
+
 TEST_F(FaultInjectionEnvTest, NoSpacePartialWriteAndClear) {
   auto file = Open("f");
   ASSERT_TRUE(file->Append("0123456789").ok());

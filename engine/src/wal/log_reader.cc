@@ -127,8 +127,8 @@ Status LogReader::CheckFrame(uint64_t offset, FrameCheck* result, uint8_t* type,
   return Status::OK();
 }
 
-Status LogReader::FindValidFrameAfter(uint64_t offset, bool* found) {
-  *found = false;
+Status LogReader::FindValidFrameAfter(uint64_t offset, uint64_t* next) {
+  *next = file_size_;
   for (uint64_t pos = offset + 1; pos + kRecordHeaderSize <= file_size_; ++pos) {
     FrameCheck check;
     uint8_t type;
@@ -136,10 +136,48 @@ Status LogReader::FindValidFrameAfter(uint64_t offset, bool* found) {
     Status s = CheckFrame(pos, &check, &type, &len, nullptr);
     if (!s.ok()) return s;
     if (check == FrameCheck::kValid) {
-      *found = true;
+      *next = pos;
       return Status::OK();
     }
   }
+  return Status::OK();
+}
+
+Status LogReader::ScanPastDamage(uint64_t offset, bool* found, uint64_t* claim) {
+  *found = false;
+  *claim = 0;
+  uint64_t pos = offset;
+  while (true) {
+    Status s = FindValidFrameAfter(pos, &pos);
+    if (!s.ok()) return s;
+    if (pos == file_size_) return Status::OK();
+    *found = true;
+    // Follow the chain of valid frames from there; stop at the next bad one.
+    while (pos < file_size_) {
+      FrameCheck check;
+      uint8_t type = 0;
+      uint32_t len = 0;
+      s = CheckFrame(pos, &check, &type, &len, nullptr);
+      if (!s.ok()) return s;
+      if (check != FrameCheck::kValid) break;
+      if (type == kSyncMarkType && len == kSyncMarkPayloadSize) {
+        Slice payload;
+        s = Fetch(pos + kRecordHeaderSize, kSyncMarkPayloadSize, &payload);
+        if (!s.ok()) return s;
+        *claim = std::max(*claim, DecodeFixed64(payload.data()));
+      }
+      pos += kRecordHeaderSize + len;
+    }
+  }
+}
+
+Status LogReader::TakeSyncMark(uint64_t offset, Slice payload) {
+  if (payload.size() != kSyncMarkPayloadSize) return CorruptionAt(offset, "bad sync mark length");
+  const uint64_t claim = DecodeFixed64(payload.data());
+  if (claim > offset) {
+    return CorruptionAt(offset, "sync mark claims offset " + std::to_string(claim) + ", past itself");
+  }
+  synced_claim_ = std::max(synced_claim_, claim);
   return Status::OK();
 }
 
@@ -202,10 +240,12 @@ Status LogReader::ReadHeader(LogKind expected, uint64_t* log_number) {
     return CorruptionAt(0, "file header checksum mismatch");
   }
   const uint32_t version = DecodeFixed32(header.data() + kLogMagicSize);
-  if (version != kLogFormatVersion) {
+  if (version == 0 || version > kLogFormatVersion) {
     return Status::NotSupported(path_, "log format version " + std::to_string(version) +
-                                           ", this build reads version " + std::to_string(kLogFormatVersion));
+                                           ", this build reads versions up to " +
+                                           std::to_string(kLogFormatVersion));
   }
+  version_ = version;
   *log_number = DecodeFixed64(header.data() + kLogMagicSize + 4);
   header_ok_ = true;
   offset_ = valid_end_ = kFileHeaderSize;
@@ -217,32 +257,59 @@ Status LogReader::ReadRecord(uint8_t* type, std::string* payload, bool* eof) {
   payload->clear();
   if (!header_ok_) return Status::InvalidArgument(path_, "ReadHeader must succeed before ReadRecord");
   if (!error_.ok()) return error_;
-  if (eof_ || offset_ == file_size_) {
+  while (true) {
+    if (eof_ || offset_ == file_size_) {
+      eof_ = true;
+      *eof = true;
+      return Status::OK();
+    }
+    FrameCheck check;
+    uint32_t len = 0;
+    Status s = CheckFrame(offset_, &check, type, &len, payload);
+    if (!s.ok()) return s;
+    if (check == FrameCheck::kValid) {
+      const bool mark = *type == kSyncMarkType && version_ >= kLogSyncMarkVersion;
+      if (mark) {
+        s = TakeSyncMark(offset_, *payload);
+        if (!s.ok()) {
+          error_ = s;
+          return error_;
+        }
+      }
+      last_record_offset_ = offset_;
+      offset_ += kRecordHeaderSize + len;
+      valid_end_ = offset_;
+      if (mark) continue;
+      return Status::OK();
+    }
+    payload->clear();
+    // A bad record: a torn tail if nothing valid follows it (or, when unsynced writes may
+    // have been lost, if no sync mark after it covers it), corruption otherwise.
+    const bool lost_writes_possible = allow_lost_writes_ && version_ >= kLogSyncMarkVersion;
+    bool found = false;
+    uint64_t claim = 0;
+    if (lost_writes_possible) {
+      s = ScanPastDamage(offset_, &found, &claim);
+    } else {
+      uint64_t next = 0;
+      s = FindValidFrameAfter(offset_, &next);
+      found = next < file_size_;
+    }
+    if (!s.ok()) return s;
+    if (found && (!lost_writes_possible || claim > offset_)) {
+      std::string what = Describe(check);
+      if (lost_writes_possible)
+        what += " (a later sync mark says the file was durable through offset " + std::to_string(claim) + ")";
+      error_ = CorruptionAt(offset_, what);
+      return error_;
+    }
+    torn_tail_ = true;
+    lost_write_ = found;
+    damage_ = Describe(check);
     eof_ = true;
     *eof = true;
     return Status::OK();
   }
-  FrameCheck check;
-  uint32_t len = 0;
-  Status s = CheckFrame(offset_, &check, type, &len, payload);
-  if (!s.ok()) return s;
-  if (check == FrameCheck::kValid) {
-    last_record_offset_ = offset_;
-    offset_ += kRecordHeaderSize + len;
-    valid_end_ = offset_;
-    return Status::OK();
-  }
-  bool found = false;
-  s = FindValidFrameAfter(offset_, &found);
-  if (!s.ok()) return s;
-  if (found) {
-    error_ = CorruptionAt(offset_, Describe(check));
-    return error_;
-  }
-  torn_tail_ = true;
-  eof_ = true;
-  *eof = true;
-  return Status::OK();
 }
 
 }  // namespace tidesdb

@@ -48,19 +48,34 @@ class LogReader {
   LogReader(const LogReader&) = delete;
   LogReader& operator=(const LogReader&) = delete;
 
+  // For the newest WAL at recovery: a bad record followed by valid ones in a version 2
+  // file is a lost unsynced write unless a sync mark covers it (log_format.h), read as a
+  // torn tail. Call before ReadRecord. Without it (older WALs, manifests), such damage is
+  // always corruption.
+  void AllowLostUnsyncedWrites() { allow_lost_writes_ = true; }
+
   // Checks the file header; must succeed before ReadRecord. Corruption for a bad or
   // truncated header or a log of the other kind, NotSupported for a newer format version.
   // An empty or all-zero file is an empty log: OK, *log_number = 0, torn_tail() true,
   // valid_end_offset() 0, and ReadRecord reports eof.
   Status ReadHeader(LogKind expected, uint64_t* log_number);
 
-  // Reads the next record into *type and *payload. At the end of the log (clean or torn)
-  // returns OK with *eof = true. Corruption ("<path>: offset <n>: <what>") when a bad record
-  // is followed by a valid one; the reader then stays at that error.
+  // Reads the next record into *type and *payload, skipping sync marks. At the end of the
+  // log (clean or torn) returns OK with *eof = true. Corruption ("<path>: offset <n>:
+  // <what>") when a bad record is followed by a valid one (and is not a lost unsynced
+  // write, see AllowLostUnsyncedWrites), or for a sync mark that claims more than its own
+  // offset; the reader then stays at that error.
   Status ReadRecord(uint8_t* type, std::string* payload, bool* eof);
 
   // True once the reader has found a torn tail (see log_format.h).
   bool torn_tail() const { return torn_tail_; }
+  // True if that torn tail is a lost unsynced write: valid records follow the damage and
+  // are dropped with it. damage() says what was wrong at valid_end_offset().
+  bool lost_unsynced_write() const { return lost_write_; }
+  const char* damage() const { return damage_; }
+  // The largest offset a sync mark read so far claims durable (0 if none).
+  uint64_t synced_claim() const { return synced_claim_; }
+  uint32_t format_version() const { return version_; }
   // Where the last good record read so far ends (the header end before any record).
   // After a torn tail, the offset to truncate the file to.
   uint64_t valid_end_offset() const { return valid_end_; }
@@ -83,8 +98,13 @@ class LogReader {
   // resynchronising costs time, not memory.
   Status CheckFrame(uint64_t offset, FrameCheck* result, uint8_t* type, uint32_t* payload_len,
                     std::string* payload);
-  // True in *found if a valid frame starts anywhere in (offset, file_size_).
-  Status FindValidFrameAfter(uint64_t offset, bool* found);
+  // *next = where the first valid frame in (offset, file_size_) starts, or file_size_.
+  Status FindValidFrameAfter(uint64_t offset, uint64_t* next);
+  // Walks every valid record after the bad one at offset, resynchronising past further
+  // damage: *found if there is any, *claim the largest sync mark claim among them.
+  Status ScanPastDamage(uint64_t offset, bool* found, uint64_t* claim);
+  // Checks a sync mark's payload (the frame at offset) and takes its claim.
+  Status TakeSyncMark(uint64_t offset, Slice payload);
   Status AllZero(uint64_t offset, bool* zero);
   Status CorruptionAt(uint64_t offset, const std::string& what) const;
 
@@ -101,6 +121,11 @@ class LogReader {
   bool header_ok_ = false;
   bool eof_ = false;
   bool torn_tail_ = false;
+  bool allow_lost_writes_ = false;
+  bool lost_write_ = false;
+  const char* damage_ = "";
+  uint32_t version_ = 0;
+  uint64_t synced_claim_ = 0;
   Status error_;
   uint64_t offset_ = 0;  // next record
   uint64_t valid_end_ = 0;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -91,21 +92,39 @@ class LogTest : public ::testing::Test {
     return offsets;
   }
 
+  // Writes recs to path_ as a WAL with one Sync, after record synced_through; returns the
+  // offset of each record (of the sync mark in front of it, for record synced_through + 1).
+  std::vector<uint64_t> WriteLogSyncedThrough(const std::vector<Rec>& recs, size_t synced_through) {
+    std::vector<uint64_t> offsets;
+    auto writer = NewWriter(path_);
+    for (size_t i = 0; i < recs.size(); ++i) {
+      offsets.push_back(writer->size());
+      EXPECT_TRUE(writer->AddRecord(recs[i].type, recs[i].payload).ok());
+      if (i == synced_through) {
+        EXPECT_TRUE(writer->Sync().ok());
+      }
+    }
+    EXPECT_TRUE(writer->Close().ok());
+    return offsets;
+  }
+
   struct ReadResult {
     Status status;
     std::vector<Rec> recs;
     bool torn = false;
+    bool lost_write = false;  // LogReader::lost_unsynced_write
     uint64_t valid_end = 0;
     uint64_t log_number = 0;
     size_t peak_buffer = 0;
   };
 
   static ReadResult ReadLog(const std::string& path, LogKind kind = LogKind::kWal,
-                            size_t chunk = LogReader::kDefaultChunkSize) {
+                            size_t chunk = LogReader::kDefaultChunkSize, bool allow_lost_writes = false) {
     ReadResult r;
     std::unique_ptr<LogReader> reader;
     r.status = LogReader::Open(Env::Default(), path, &reader, chunk);
     if (!r.status.ok()) return r;
+    if (allow_lost_writes) reader->AllowLostUnsyncedWrites();
     r.status = reader->ReadHeader(kind, &r.log_number);
     while (r.status.ok()) {
       Rec rec;
@@ -115,6 +134,7 @@ class LogTest : public ::testing::Test {
       r.recs.push_back(std::move(rec));
     }
     r.torn = reader->torn_tail();
+    r.lost_write = reader->lost_unsynced_write();
     r.valid_end = reader->valid_end_offset();
     r.peak_buffer = reader->peak_buffer_size();
     return r;
@@ -159,7 +179,7 @@ TEST_F(LogTest, RoundTripThousandsOfRecordsUpTo1MiB) {
     // Mostly small records, with a tail of large ones up to 1 MiB.
     const int max_bits = (rng() % 20 == 0) ? 20 : 12;
     const size_t size = rng() % ((size_t{1} << (rng() % (max_bits + 1))) + 1);
-    recs.push_back({static_cast<uint8_t>(1 + rng() % 255), RandomBytes(&rng, size)});
+    recs.push_back({static_cast<uint8_t>(1 + rng() % 254), RandomBytes(&rng, size)});  // not kSyncMarkType
   }
   auto offsets = WriteLog(recs);
   EXPECT_EQ(offsets[0], kFileHeaderSize);
@@ -355,6 +375,156 @@ TEST_F(LogTest, BitFlipInLastRecordIsTornTail) {
     EXPECT_EQ(r.valid_end, offsets.back());
     ExpectPrefix(r.recs, recs, recs.size() - 1);
   }
+}
+
+// ------------------------------------------------------------------------- sync marks
+
+// Sync marks are written once a sync moved the durable end, never returned to the caller,
+// and never claim more than was synced before them.
+TEST_F(LogTest, SyncMarksAreInvisibleAndClaimWhatWasSynced) {
+  auto recs = SmallRecords(6, 40);
+  auto writer = NewWriter(path_);
+  std::vector<uint64_t> ends;
+  for (size_t i = 0; i < recs.size(); ++i) {
+    ASSERT_TRUE(writer->AddRecord(recs[i].type, recs[i].payload).ok());
+    ends.push_back(writer->size());
+    if (i == 1 || i == 3) {
+      ASSERT_TRUE(writer->Sync().ok());
+    }
+  }
+  EXPECT_TRUE(writer->AddRecord(kSyncMarkType, "x").IsInvalidArgument());
+  ASSERT_TRUE(writer->Close().ok());
+  // Two marks (after the syncs at records 1 and 3), each a 17-byte frame.
+  const uint64_t mark_size = kRecordHeaderSize + kSyncMarkPayloadSize;
+  EXPECT_EQ(ends[2] - ends[1], mark_size + kRecordHeaderSize + recs[2].payload.size());
+  EXPECT_EQ(Contents(path_).size(), kFileHeaderSize + 2 * mark_size + 6 * (kRecordHeaderSize + 40));
+  std::unique_ptr<LogReader> reader;
+  ASSERT_TRUE(LogReader::Open(Env::Default(), path_, &reader).ok());
+  uint64_t number;
+  ASSERT_TRUE(reader->ReadHeader(LogKind::kWal, &number).ok());
+  EXPECT_EQ(reader->format_version(), kLogFormatVersion);
+  std::vector<Rec> got;
+  while (true) {
+    Rec rec;
+    bool eof = false;
+    ASSERT_TRUE(reader->ReadRecord(&rec.type, &rec.payload, &eof).ok());
+    if (eof) break;
+    if (got.size() == 3) {
+      EXPECT_EQ(reader->synced_claim(), ends[1]);
+    }
+    got.push_back(std::move(rec));
+  }
+  ExpectPrefix(got, recs, recs.size());
+  EXPECT_EQ(reader->synced_claim(), ends[3]);
+  // Manifests carry no marks and stay format version 1.
+  const std::string manifest = dir_ + "/MANIFEST-000001";
+  auto m = NewWriter(manifest, LogKind::kManifest);
+  ASSERT_TRUE(m->AddRecord(1, "a").ok());
+  ASSERT_TRUE(m->Sync().ok());
+  ASSERT_TRUE(m->AddRecord(1, "b").ok());
+  ASSERT_TRUE(m->Close().ok());
+  EXPECT_EQ(Contents(manifest).size(), kFileHeaderSize + 2 * (kRecordHeaderSize + 1));
+  EXPECT_EQ(DecodeFixed32(Contents(manifest).data() + kLogMagicSize), 1u);
+}
+
+// A power loss kept a later unsynced page and lost an earlier one: with lost writes
+// allowed (the newest WAL), the damage is a torn tail that drops the records after it,
+// and every record up to the last sync survives. Without (an older WAL), corruption.
+TEST_F(LogTest, DamagePastTheLastSyncIsALostWriteInTheNewestLog) {
+  auto recs = SmallRecords(10, 60);
+  // Records 0-3 durable; 4 carries the mark.
+  const std::vector<uint64_t> offsets = WriteLogSyncedThrough(recs, 3);
+  const std::string full = Contents(path_);
+  // Record 4 starts after the mark in front of it.
+  const uint64_t r4 = offsets[4] + kRecordHeaderSize + kSyncMarkPayloadSize;
+  for (uint64_t pos : {r4 + 1, r4 + kRecordHeaderSize + 20, offsets[6] + 30}) {
+    std::string bad = full;
+    bad[pos] ^= 0x20;
+    SetContents(path_, bad);
+    const size_t first_bad = pos < offsets[5] ? 4 : 6;
+    const uint64_t bad_offset = first_bad == 4 ? r4 : offsets[6];
+    ReadResult r = ReadLog(path_, LogKind::kWal, LogReader::kDefaultChunkSize, true);
+    ASSERT_TRUE(r.status.ok()) << "pos " << pos << ": " << r.status.ToString();
+    EXPECT_TRUE(r.torn);
+    EXPECT_TRUE(r.lost_write);
+    EXPECT_EQ(r.valid_end, bad_offset);
+    ExpectPrefix(r.recs, recs, first_bad);
+    ReadResult strict = ReadLog(path_);
+    ASSERT_TRUE(strict.status.IsCorruption()) << strict.status.ToString();
+    EXPECT_NE(strict.status.ToString().find("offset " + std::to_string(bad_offset)), std::string::npos);
+  }
+  // A zeroed (lost) page between valid records reads the same way.
+  std::string zeroed = full;
+  std::fill(zeroed.begin() + static_cast<ptrdiff_t>(offsets[6]),
+            zeroed.begin() + static_cast<ptrdiff_t>(offsets[8]), '\0');
+  SetContents(path_, zeroed);
+  ReadResult r = ReadLog(path_, LogKind::kWal, LogReader::kDefaultChunkSize, true);
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_TRUE(r.lost_write);
+  ExpectPrefix(r.recs, recs, 6);
+}
+
+// Damage below an offset that a later mark claims durable is corruption even in the
+// newest log; so is damage in a version 1 file, which has no marks to tell.
+TEST_F(LogTest, DamageInsideTheSyncedRegionIsCorruption) {
+  auto recs = SmallRecords(10, 60);
+  const std::vector<uint64_t> offsets = WriteLogSyncedThrough(recs, 5);
+  const std::string full = Contents(path_);
+  std::string bad = full;
+  bad[offsets[2] + kRecordHeaderSize + 7] ^= 0x01;
+  SetContents(path_, bad);
+  ReadResult r = ReadLog(path_, LogKind::kWal, LogReader::kDefaultChunkSize, true);
+  ASSERT_TRUE(r.status.IsCorruption()) << r.status.ToString();
+  EXPECT_EQ(r.status.ToString(),
+            "Corruption: " + path_ + ": offset " + std::to_string(offsets[2]) +
+                ": checksum mismatch (a later sync mark says the file was durable through "
+                "offset " +
+                std::to_string(offsets[6]) + ")");
+  ExpectPrefix(r.recs, recs, 2);
+
+  // A version 1 WAL (as TideSQL 0.2 wrote): made from a manifest, which has no marks and
+  // version 1, by giving it the WAL magic.
+  auto plain = WriteLog(recs, LogKind::kManifest);
+  std::string m = Contents(path_);
+  m[plain[2] + kRecordHeaderSize + 7] ^= 0x01;
+  std::memcpy(m.data(), kWalMagic, kLogMagicSize);
+  EncodeFixed32(m.data() + kFileHeaderSize - 4, crc32c::Mask(crc32c::Value(m.data(), kFileHeaderSize - 4)));
+  SetContents(path_, m);
+  r = ReadLog(path_, LogKind::kWal, LogReader::kDefaultChunkSize, true);
+  ASSERT_TRUE(r.status.IsCorruption()) << r.status.ToString();
+  EXPECT_EQ(r.status.ToString(),
+            "Corruption: " + path_ + ": offset " + std::to_string(plain[2]) + ": checksum mismatch");
+}
+
+// Seal claims every record: damage in any of them is corruption; damage in the final
+// mark itself is a torn tail that costs nothing.
+TEST_F(LogTest, SealedLogCallsDamageInItsLastRecordCorruption) {
+  auto recs = SmallRecords(5, 60);
+  auto writer = NewWriter(path_);
+  std::vector<uint64_t> offsets;
+  for (const Rec& rec : recs) {
+    offsets.push_back(writer->size());
+    ASSERT_TRUE(writer->AddRecord(rec.type, rec.payload).ok());
+  }
+  const uint64_t end = writer->size();
+  ASSERT_TRUE(writer->Seal().ok());
+  ASSERT_TRUE(writer->Close().ok());
+  const std::string full = Contents(path_);
+  ASSERT_EQ(full.size(), end + kRecordHeaderSize + kSyncMarkPayloadSize);
+  std::string bad = full;
+  bad[offsets.back() + kRecordHeaderSize + 5] ^= 0x01;
+  SetContents(path_, bad);
+  ReadResult r = ReadLog(path_, LogKind::kWal, LogReader::kDefaultChunkSize, true);
+  ASSERT_TRUE(r.status.IsCorruption()) << r.status.ToString();
+  bad = full;
+  bad[end + kRecordHeaderSize + 2] ^= 0x01;
+  SetContents(path_, bad);
+  r = ReadLog(path_, LogKind::kWal, LogReader::kDefaultChunkSize, true);
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_TRUE(r.torn);
+  EXPECT_FALSE(r.lost_write);
+  EXPECT_EQ(r.valid_end, end);
+  ExpectPrefix(r.recs, recs, recs.size());
 }
 
 TEST_F(LogTest, BadFileHeader) {

@@ -14,7 +14,7 @@ constexpr size_t kMaxRetainedBuffer = 4 << 20;
 
 void EncodeFileHeader(LogKind kind, uint64_t log_number, char* dst) {
   std::memcpy(dst, LogMagic(kind), kLogMagicSize);
-  EncodeFixed32(dst + kLogMagicSize, kLogFormatVersion);
+  EncodeFixed32(dst + kLogMagicSize, LogFormatVersion(kind));
   EncodeFixed64(dst + kLogMagicSize + 4, log_number);
   const size_t covered = kFileHeaderSize - 4;
   EncodeFixed32(dst + covered, crc32c::Mask(crc32c::Value(dst, covered)));
@@ -31,7 +31,9 @@ LogWriter::LogWriter(std::unique_ptr<WritableFile> file, LogKind kind, uint64_t 
 LogWriter::~LogWriter() { Close(); }
 
 Status LogWriter::Validate(uint8_t type, Slice payload) const {
-  if (type == 0) return Status::InvalidArgument("log record type 0 is reserved");
+  if (type == 0 || type == kSyncMarkType) {
+    return Status::InvalidArgument("log record type " + std::to_string(type) + " is reserved");
+  }
   if (payload.size() > kMaxRecordPayload) {
     return Status::InvalidArgument("log record too large", std::to_string(payload.size()) + " bytes");
   }
@@ -65,6 +67,12 @@ Status LogWriter::Write() {
   return s;
 }
 
+uint64_t LogWriter::MarkDue() const {
+  if (kind_ != LogKind::kWal) return 0;
+  const uint64_t durable = durable_end_.load(std::memory_order_acquire);
+  return durable > marked_end_ ? durable : 0;
+}
+
 Status LogWriter::AddRecord(uint8_t type, Slice payload) {
   const Record record{type, payload};
   return AddRecords(std::span<const Record>(&record, 1));
@@ -79,6 +87,8 @@ Status LogWriter::AddRecords(std::span<const Record> records) {
     if (!s.ok()) return s;
     total += kRecordHeaderSize + r.payload.size();
   }
+  const uint64_t mark = MarkDue();
+  if (mark != 0) total += kRecordHeaderSize + kSyncMarkPayloadSize;
   if (total == 0) return Status::OK();
   buf_.clear();
   buf_.reserve(total);
@@ -88,12 +98,21 @@ Status LogWriter::AddRecords(std::span<const Record> records) {
     EncodeFileHeader(kind_, log_number_, header);
     buf_.append(header, kFileHeaderSize);
   }
+  if (mark != 0) {
+    char claim[kSyncMarkPayloadSize];
+    EncodeFixed64(claim, mark);
+    AppendFrame(kSyncMarkType, Slice(claim, sizeof(claim)));
+    new_size += kRecordHeaderSize + kSyncMarkPayloadSize;
+  }
   for (const Record& r : records) {
     AppendFrame(r.type, r.payload);
     new_size += kRecordHeaderSize + r.payload.size();
   }
   Status s = Write();
-  if (s.ok()) size_ = new_size;
+  if (s.ok()) {
+    size_ = new_size;
+    if (mark != 0) marked_end_ = mark;
+  }
   return s;
 }
 
@@ -104,12 +123,28 @@ Status LogWriter::Sync() {
     Status s = AddRecords({});
     if (!s.ok()) return s;
   }
-  Status s = file_->Sync();
+  const uint64_t end = size_;
+  Status s = SyncFile(end);
   if (!s.ok()) error_ = s;
   return s;
 }
 
-Status LogWriter::SyncFile() { return file_->Sync(); }
+Status LogWriter::SyncFile(uint64_t covered_end) {
+  Status s = file_->Sync();
+  if (!s.ok()) return s;
+  uint64_t durable = durable_end_.load(std::memory_order_relaxed);
+  while (durable < covered_end &&
+         !durable_end_.compare_exchange_weak(durable, covered_end, std::memory_order_acq_rel)) {
+  }
+  return s;
+}
+
+Status LogWriter::Seal() {
+  Status s = Sync();
+  if (s.ok() && MarkDue() != 0) s = AddRecords({});
+  if (s.ok() && size_ > durable_end_.load(std::memory_order_acquire)) s = Sync();
+  return s;
+}
 
 void LogWriter::StartWriteback(uint64_t min_bytes) {
   if (closed_ || !error_.ok() || size_ < writeback_offset_ + min_bytes) return;

@@ -14,6 +14,7 @@
 // Not thread-safe: one thread (the group-commit leader) uses a writer at a time.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -29,7 +30,7 @@ namespace tidesdb {
 class LogWriter {
  public:
   struct Record {
-    uint8_t type;   // nonzero
+    uint8_t type;   // nonzero, not kSyncMarkType
     Slice payload;  // at most kMaxRecordPayload bytes
   };
 
@@ -45,8 +46,10 @@ class LogWriter {
   LogWriter(const LogWriter&) = delete;
   LogWriter& operator=(const LogWriter&) = delete;
 
-  // Frames one record and appends it. InvalidArgument for type 0 or an oversized payload
-  // (the writer stays usable).
+  // Frames one record and appends it. InvalidArgument for type 0, kSyncMarkType or an
+  // oversized payload (the writer stays usable). In a WAL, a sync mark (log_format.h) goes
+  // in front of the record, in the same Append, when a sync has completed since the last
+  // mark.
   Status AddRecord(uint8_t type, Slice payload);
   // Frames all records into one buffer and appends it at once (group commit). Either all
   // records are validated and appended, or none is appended.
@@ -54,11 +57,17 @@ class LogWriter {
 
   // Makes everything appended so far durable (WritableFile::Sync).
   Status Sync();
-  // The same fsync, touching none of the writer's own state, so that it may run on another
-  // thread while AddRecords appends (the file unbuffered, and not closed meanwhile; what
-  // the other thread appends during the call may or may not be covered). Its failure is
-  // not recorded here: the caller must stop using the log.
-  Status SyncFile();
+  // The same fsync, touching only an atomic of the writer's, so that it may run on another
+  // thread while AddRecords appends (the file unbuffered, and not closed meanwhile).
+  // covered_end is size() read before the call (under the caller's lock that orders it
+  // with AddRecords): the bytes the fsync is known to cover, which the next sync mark
+  // claims; what the other thread appends during the call may or may not be covered. Its
+  // failure is not recorded here: the caller must stop using the log.
+  Status SyncFile(uint64_t covered_end);
+  // Sync, then a sync mark claiming every record, then Sync again: recovery then calls
+  // damage anywhere before the mark corruption, even in the newest WAL. For a clean close
+  // (two fsyncs). Same as Sync for a manifest.
+  Status Seal();
   // Starts writeback of what was appended since the last call, once that is at least
   // min_bytes (WritableFile::StartWriteback), so a Sync later (at WAL rotation even in
   // SyncMode::kNone) waits for little. Promises nothing about durability.
@@ -78,6 +87,8 @@ class LogWriter {
  private:
   Status Validate(uint8_t type, Slice payload) const;
   void AppendFrame(uint8_t type, Slice payload);
+  // The durable end a new sync mark would claim, or 0 if no mark is due.
+  uint64_t MarkDue() const;
   Status Write();
 
   std::unique_ptr<WritableFile> file_;
@@ -87,6 +98,10 @@ class LogWriter {
   bool closed_ = false;
   uint64_t size_;
   uint64_t writeback_offset_ = 0;  // StartWriteback has covered [0, writeback_offset_)
+  // Bytes [0, durable_end_) are known synced; written by Sync and SyncFile (the latter on
+  // another thread). marked_end_ is what the last sync mark in the file claims.
+  std::atomic<uint64_t> durable_end_{0};
+  uint64_t marked_end_ = kFileHeaderSize;  // a mark claiming only the file header is never due
   Status error_;
   std::string buf_;  // frames of the current Append; reused between calls
 };
