@@ -7,7 +7,8 @@
 // checksum and maybe a decompression. The block cache's contract holds: a value-log number
 // is never a key-log number, and all entries under it are values (std::string).
 //
-// Thread-safe. The readers are split over up to kMaxShards shards by file number, each
+// Thread-safe. The readers are split over up to kMaxShards shards (of at least kMinPerShard
+// readers; the default 512 makes 16 of 32) by file number, each
 // with its own mutex and LRU list, so concurrent reads of different files do not queue
 // on one lock; a hit holds its shard's mutex for a hash lookup and a list splice. The
 // capacity is split between the shards (the total never exceeds it), so a shard may
@@ -48,7 +49,7 @@ class TableCache {
   void Evict(uint64_t file_number);
   size_t size() const;
 
-  static constexpr size_t kMaxShards = 16;
+  static constexpr size_t kMaxShards = 16, kMinPerShard = 32;
 
  private:
   struct Entry {
