@@ -1,15 +1,17 @@
 // In-memory state of column families: their live SSTables (Version), their memtables
 // (MemTableSlot, shared by every CF in unified-memtable mode) and their handles.
 //
-// Concurrency: everything here is guarded by DBImpl::mutex_ unless noted. Readers copy the
-// shared_ptrs they need (MemView, Version) under the mutex and then read without it:
-// both are immutable once published.
+// Concurrency: everything here is guarded by DBImpl::mutex_ unless noted. Readers take
+// neither the mutex nor any lock an fsync is done under: they load the CF's ReadView (a
+// shared_ptr copy under the CF's own small lock), which holds the memtables and the Version it was published
+// with, both immutable once published.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -73,20 +75,64 @@ struct MemTableSlot {
   }
 };
 
+// What a read sees of one CF: the memtables and the SSTables that hold every entry
+// published so far, as one pair. A flush publishes its new Version together with the
+// memtable list that no longer holds the flushed memtable (one new ReadView), so no
+// reader can see the memtable gone and the file not yet there. Immutable once published.
+struct ReadView {
+  std::shared_ptr<const MemView> mems;
+  std::shared_ptr<const Version> version;
+};
+
+// The published ReadView of a CF. Load takes a reference under a mutex of its own, held
+// for a pointer copy and a reference-count increment, never shared with I/O or with any
+// other lock; Store swaps the pointer under it and drops the old view after unlocking.
+// (std::atomic<std::shared_ptr> in libstdc++ 12 does the same with a lock bit, but its
+// load unlocks with a relaxed store, which is a data race by the memory model and is
+// reported by TSan.)
+class PublishedReadView {
+ public:
+  std::shared_ptr<const ReadView> Load() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return view_;
+  }
+  void Store(std::shared_ptr<const ReadView> view) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      view_.swap(view);
+    }
+    // The old view (now in `view`) is released here, outside the lock.
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const ReadView> view_;
+};
+
+struct ColumnFamilyData;
+
 class ColumnFamilyHandleImpl final : public ColumnFamilyHandle {
  public:
-  ColumnFamilyHandleImpl(uint32_t id, std::string name) : id_(id), name_(std::move(name)) {}
+  ColumnFamilyHandleImpl(uint32_t id, std::string name, ColumnFamilyData* cfd)
+      : id_(id), name_(std::move(name)), cfd_(cfd) {}
   const std::string& name() const override { return name_; }
   uint32_t id() const override { return id_; }
+  // The CF this handle names and the DB that owns it (set once, before the handle is
+  // handed out): reads find their CF from the handle without the DB's map and mutex.
+  ColumnFamilyData* cfd() const { return cfd_; }
+  const DBImpl* owner() const { return owner_; }
+  void set_owner(const DBImpl* owner) { owner_ = owner; }
 
  private:
   const uint32_t id_;
   const std::string name_;
+  ColumnFamilyData* const cfd_;
+  const DBImpl* owner_ = nullptr;
 };
 
 struct ColumnFamilyData {
   ColumnFamilyData(uint32_t id_in, std::string name_in, ColumnFamilyOptions options_in)
-      : id(id_in), name(name_in), options(std::move(options_in)), handle(id_in, std::move(name_in)) {}
+      : id(id_in), name(name_in), options(std::move(options_in)), handle(id_in, std::move(name_in), this) {}
 
   const uint32_t id;
   const std::string name;
@@ -95,6 +141,10 @@ struct ColumnFamilyData {
 
   std::shared_ptr<MemTableSlot> slot;  // shared by all CFs in unified mode
   std::shared_ptr<const Version> version = std::make_shared<Version>();
+  // What readers use: (slot->view, version) as last published by DBImpl's
+  // PublishReadViewLocked / PublishSlotLocked; null once the CF is dropped (its files go
+  // when the last reader lets go). Written under mutex_; read without any lock.
+  PublishedReadView read_view;
   SequenceNumber flushed_sequence = 0;  // all entries <= this are in SSTables
   std::atomic<bool> dropped{false};
   bool compacting = false;                   // one compaction per CF at a time

@@ -45,6 +45,10 @@ DBImpl::~DBImpl() {
     shutting_down_ = true;
     bg_cv_.notify_all();
   }
+  {
+    std::lock_guard<std::mutex> l(syncer_mu_);
+    syncer_cv_.notify_all();
+  }
   if (db_lock_) Log(LogLevel::kInfo, "closing %s", dbname_.c_str());
   for (auto& t : flush_threads_) t.join();
   for (auto& t : compaction_threads_) t.join();
@@ -87,6 +91,8 @@ ColumnFamilyData* DBImpl::CreateCfdLocked(uint32_t id, const std::string& name,
     cfd->slot = NewSlot(options.write_buffer_size);
   }
   ColumnFamilyData* raw = cfd.get();
+  raw->handle.set_owner(this);
+  PublishReadViewLocked(raw);
   cf_by_name_[name] = raw;
   cfs_[id] = std::move(cfd);
   max_cf_id_ = std::max(max_cf_id_, id);
@@ -164,7 +170,7 @@ Status DBImpl::Recover() {
       s = FlushOneLocked(l, slot.get());
       if (!s.ok()) return s;
     }
-    slot->PublishView();
+    PublishSlotLocked(slot.get());
   }
   s = NewWal();
   if (!s.ok()) return s;
@@ -377,12 +383,16 @@ Status DBImpl::ApplyRecoveredEdit(const VersionEdit& edit) {
     version_of(cfd)->value_logs.push_back(TrackValueLog(n.file_number, n.file_size));
     next_file_number_ = std::max(next_file_number_, n.file_number + 1);
   }
-  for (auto& [id, v] : changed) cfs_[id]->version = std::move(v);
+  for (auto& [id, v] : changed) {
+    cfs_[id]->version = std::move(v);
+    PublishReadViewLocked(cfs_[id].get());
+  }
   for (uint32_t id : edit.dropped_column_families()) {
     auto it = cfs_.find(id);
     if (it == cfs_.end()) continue;
     it->second->dropped = true;
     it->second->version = std::make_shared<Version>();
+    it->second->read_view.Store(nullptr);
     cf_by_name_.erase(it->second->name);
     dropped_cfs_.push_back(std::move(it->second));
     cfs_.erase(it);
@@ -759,7 +769,7 @@ void DBImpl::DeleteObsoleteFiles() {
   std::vector<uint64_t> wals;
   {
     std::lock_guard<std::mutex> l(mutex_);
-    uint64_t min = std::min(MinLiveWalNumberLocked(), logged_wal_number_);
+    uint64_t min = std::min({MinLiveWalNumberLocked(), logged_wal_number_, checkpoint_wal_pin_});
     while (!wal_files_.empty() && wal_files_.begin()->first < min) {
       wals.push_back(wal_files_.begin()->first);
       RemoveWalFileLocked(wal_files_.begin());
@@ -927,6 +937,7 @@ Status DBImpl::DropColumnFamily(ColumnFamilyHandle* handle) {
     cfd->dropped = true;
     // Its files go once no iterator reads them; its memtable entries are never flushed.
     cfd->version = std::make_shared<Version>();
+    cfd->read_view.Store(nullptr);  // a read that loads it sees the drop
     if (!unified_slot_) std::erase(slots_, cfd->slot);
     cf_by_name_.erase(cfd->name);
     auto it = cfs_.find(cfd->id);

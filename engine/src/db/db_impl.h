@@ -11,6 +11,13 @@
 //   wal_mu_    the pointer to the live WAL writer (for the interval syncer)
 //   sync_mu_   syncs of the WAL outside the write queue (SyncWalThrough); never held
 //              during the fsync itself
+//   snapshot_mu_  the registered snapshots; a leaf, held for a set insert or erase or copy
+//
+// Reads (Get, NewIterator, EstimateRange) take none of these: they find the CF from its
+// handle and load its published ReadView (column_family.h): one shared_ptr copy under the
+// CF's own small lock, which nothing holds across I/O.
+// mutex_ is still held across some fsyncs (WAL rotation, manifest edits); what waits for
+// it is the commit leader and background work, never a read or a snapshot.
 #pragma once
 
 #include <algorithm>
@@ -252,11 +259,17 @@ class DBImpl final : public DB {
   Status ThrottleForCompactionLocked(std::unique_lock<std::mutex>& lock);
 
   // --- db_impl_read.cc
-  struct ReadView {
-    std::shared_ptr<const MemView> mems;
-    std::shared_ptr<const Version> version;
-  };
-  ReadView GetReadView(ColumnFamilyData* cfd) const;
+  // The CF behind handle for a read, without mutex_: nullptr if the handle is not this
+  // DB's or its CF was dropped (a read racing a drop may still see the CF as it was).
+  ColumnFamilyData* ReadableCfd(ColumnFamilyHandle* handle) const;
+  static std::shared_ptr<const ReadView> GetReadView(const ColumnFamilyData* cfd) {
+    return cfd->read_view.Load();
+  }
+  // Publish a new ReadView: of cfd (after its version changed), or of every CF that uses
+  // slot (after its memtables changed; the CFs' versions as they are now, so a flush sets
+  // its versions first and then publishes the slot, one pair per CF). mutex_ held.
+  void PublishReadViewLocked(ColumnFamilyData* cfd);
+  void PublishSlotLocked(MemTableSlot* slot);
   ValueFetcher MakeValueFetcher(bool fill_cache);
   Status GetImpl(const ReadOptions& options, ColumnFamilyHandle* cf, Slice key, std::string* value,
                  int* source);
@@ -290,7 +303,13 @@ class DBImpl final : public DB {
   uint64_t manifest_number_ = 0;
   std::unique_ptr<LogWriter> manifest_;
   uint64_t manifest_size_ = 0;
+  // Registered snapshots, guarded by snapshot_mu_ (not mutex_: taking and releasing a
+  // snapshot never waits for I/O). GetSnapshot reads visible_sequence_ and inserts under
+  // it, and flush and compaction copy the set under it, so a snapshot either is in the
+  // copy or reads at a sequence at least as new as every entry the copy's user rewrites.
+  mutable std::mutex snapshot_mu_;
   std::multiset<SequenceNumber> snapshots_;
+  std::vector<SequenceNumber> SnapshotList() const;  // ascending
   // Set under mutex_; atomic because compaction also polls it without the mutex.
   std::atomic<bool> shutting_down_{false};
   Status bg_error_;   // last flush failure; cleared by a successful flush
@@ -305,6 +324,9 @@ class DBImpl final : public DB {
   // The oldest WAL the manifest on disk still needs. WALs are deleted only below it (and
   // below MinLiveWalNumberLocked()), so the WAL it names always exists.
   uint64_t logged_wal_number_ = 0;
+  // A checkpoint copying WALs without mutex_: WALs from this number on stay on disk.
+  static constexpr uint64_t kNoWalPin = ~uint64_t{0};
+  uint64_t checkpoint_wal_pin_ = kNoWalPin;
   int flushes_running_ = 0;
   uint64_t flush_attempts_ = 0;  // background flush attempts finished (ok or not)
   // Two-phase commit: the WAL holding each unresolved prepare record (pins that WAL), and
@@ -373,7 +395,11 @@ class DBImpl final : public DB {
   uint64_t next_compaction_id_ = 1;
   std::vector<CompactionRecord> compactions_now_;    // running
   std::deque<CompactionRecord> compactions_recent_;  // finished, oldest first
+  // The kInterval syncer sleeps on its own condition variable, woken only by shutdown (so
+  // not by every flush and compaction, and never holding mutex_).
   std::thread sync_thread_;
+  std::mutex syncer_mu_;
+  std::condition_variable syncer_cv_;
 
   // Counters for GetProperty("tidesdb.stats").
   std::atomic<uint64_t> stat_wal_bytes_{0}, stat_wal_syncs_{0}, stat_commit_groups_{0}, stat_commits_{0},

@@ -40,24 +40,32 @@ Status DBImpl::Checkpoint(const std::string& dir) {
 
   std::vector<std::shared_ptr<const Version>> pinned;
   s = WriteImpl(WriteOptions(), nullptr, [&]() -> Status {
-    std::lock_guard<std::mutex> l(mutex_);
+    std::unique_lock<std::mutex> l(mutex_);
     for (const auto& [id, cfd] : cfs_) pinned.push_back(cfd->version);
     const uint64_t manifest_number = next_file_number_++;
     VersionEdit edit;
     BuildSnapshotEditLocked(&edit);
     const uint64_t min_wal = MinLiveWalNumberLocked();
-    // WAL files still needed, up to what has been written: the leader is us, so nothing
-    // is being appended right now.
-    for (const auto& [number, closed_bytes] : wal_files_) {
-      if (number < min_wal) continue;
+    std::vector<uint64_t> wals;
+    for (auto it = wal_files_.lower_bound(min_wal); it != wal_files_.end(); ++it) wals.push_back(it->first);
+    // The copies and their fsyncs run without mutex_ (background work and the state they
+    // change are not needed here), the WALs they read pinned against deletion. As the
+    // leader, we keep every commit, and so every append and WAL rotation, out meanwhile:
+    // the WALs copied are up to what has been written.
+    checkpoint_wal_pin_ = min_wal;
+    l.unlock();
+    Status st;
+    for (uint64_t number : wals) {
       uint64_t size = 0;
-      Status st = env_->GetFileSize(WalFileName(dbname_, number), &size);
+      st = env_->GetFileSize(WalFileName(dbname_, number), &size);
       if (st.ok()) st = CopyFilePrefix(env_, WalFileName(dbname_, number), WalFileName(dir, number), size);
-      if (!st.ok()) return st;
+      if (!st.ok()) break;
     }
     std::unique_ptr<LogWriter> writer;
-    Status st = WriteManifestFile(dir, manifest_number, edit, &writer);
+    if (st.ok()) st = WriteManifestFile(dir, manifest_number, edit, &writer);
     if (st.ok()) st = writer->Close();
+    l.lock();
+    checkpoint_wal_pin_ = kNoWalPin;
     return st;
   });
   if (!s.ok()) return s;

@@ -384,6 +384,7 @@ Status DBImpl::MoveFilesLocked(std::unique_lock<std::mutex>& l, ColumnFamilyData
   Status s = LogAndApply(&edit);
   if (!s.ok()) return s;
   cfd->version = std::move(v);
+  PublishReadViewLocked(cfd);
   stat_trivial_moves_ += c.upper.size();
   stat_trivial_move_bytes_ += bytes;
   compaction_progress_++;
@@ -399,7 +400,7 @@ Status DBImpl::RunCompactionLocked(std::unique_lock<std::mutex>& l, ColumnFamily
                                    const CompactionInputs& c) {
   if (c.move) return MoveFilesLocked(l, cfd, c);
   // A snapshot registered later reads at a sequence at least as new as every input entry.
-  const std::vector<SequenceNumber> snapshots(snapshots_.begin(), snapshots_.end());
+  const std::vector<SequenceNumber> snapshots = SnapshotList();
   std::shared_ptr<const Version> version = cfd->version;
   uint64_t input_bytes = LevelBytes(c.upper) + LevelBytes(c.lower);
   // Large compactions run as parallel sub-ranges split at the lower level's file boundaries.
@@ -511,6 +512,7 @@ Status DBImpl::RunCompactionLocked(std::unique_lock<std::mutex>& l, ColumnFamily
     return s;
   }
   cfd->version = std::move(v);
+  PublishReadViewLocked(cfd);
   stat_compactions_++;
   stat_vlog_files_deleted_ += dead.size();
   stat_vlog_bytes_deleted_ += dead_bytes;

@@ -151,7 +151,7 @@ Status DBImpl::FlushOneLocked(std::unique_lock<std::mutex>& l, MemTableSlot* slo
   Status s;
   // Snapshots taken after this point see at least the memtable's last sequence, so they
   // never need a version it overwrote.
-  const std::vector<SequenceNumber> snapshots(snapshots_.begin(), snapshots_.end());
+  const std::vector<SequenceNumber> snapshots = SnapshotList();
   l.unlock();
   for (ColumnFamilyData* cfd : cfds) {
     Output out{cfd, {}, 0, 0};
@@ -226,7 +226,9 @@ Status DBImpl::FlushOneLocked(std::unique_lock<std::mutex>& l, MemTableSlot* slo
     o.cfd->flushed_sequence = entry.end_sequence;
   }
   slot->immutables.pop_front();
-  slot->PublishView();
+  // One new ReadView per CF of the slot: its new version with the list that no longer
+  // holds the flushed memtable.
+  PublishSlotLocked(slot);
   slot->flush_in_progress = false;
   UpdateL0StatsLocked();
   flushes_running_--;

@@ -26,7 +26,8 @@ class DBImpl::SnapshotImpl final : public Snapshot {
 };
 
 const Snapshot* DBImpl::GetSnapshot() {
-  std::lock_guard<std::mutex> l(mutex_);
+  // The sequence is read under snapshot_mu_: see snapshots_.
+  std::lock_guard<std::mutex> l(snapshot_mu_);
   SequenceNumber seq = visible_sequence_.load(std::memory_order_acquire);
   return new SnapshotImpl(seq, snapshots_.insert(seq));
 }
@@ -35,19 +36,42 @@ void DBImpl::ReleaseSnapshot(const Snapshot* snapshot) {
   if (snapshot == nullptr) return;
   const auto* impl = static_cast<const SnapshotImpl*>(snapshot);
   {
-    std::lock_guard<std::mutex> l(mutex_);
+    std::lock_guard<std::mutex> l(snapshot_mu_);
     snapshots_.erase(impl->pos());
   }
   delete impl;
 }
 
 SequenceNumber DBImpl::OldestSnapshotSequence() const {
-  std::lock_guard<std::mutex> l(mutex_);
+  std::lock_guard<std::mutex> l(snapshot_mu_);
   return snapshots_.empty() ? visible_sequence_.load(std::memory_order_acquire) : *snapshots_.begin();
 }
 
-DBImpl::ReadView DBImpl::GetReadView(ColumnFamilyData* cfd) const {
-  return ReadView{cfd->slot->view, cfd->version};
+std::vector<SequenceNumber> DBImpl::SnapshotList() const {
+  std::lock_guard<std::mutex> l(snapshot_mu_);
+  return std::vector<SequenceNumber>(snapshots_.begin(), snapshots_.end());
+}
+
+ColumnFamilyData* DBImpl::ReadableCfd(ColumnFamilyHandle* handle) const {
+  if (handle == nullptr) return nullptr;
+  // ColumnFamilyHandleImpl is the only handle type; a handle of another DB (or of this
+  // one's dropped CF, kept in dropped_cfs_ until close) is refused.
+  const auto* impl = static_cast<const ColumnFamilyHandleImpl*>(handle);
+  if (impl->owner() != this) return nullptr;
+  ColumnFamilyData* cfd = impl->cfd();
+  return cfd->dropped.load(std::memory_order_acquire) ? nullptr : cfd;
+}
+
+void DBImpl::PublishReadViewLocked(ColumnFamilyData* cfd) {
+  if (cfd->dropped) return;  // stays null: e.g. a compaction that finished after the drop
+  cfd->read_view.Store(std::make_shared<const ReadView>(ReadView{cfd->slot->view, cfd->version}));
+}
+
+void DBImpl::PublishSlotLocked(MemTableSlot* slot) {
+  slot->PublishView();
+  for (const auto& [id, cfd] : cfs_) {
+    if (cfd->slot.get() == slot) PublishReadViewLocked(cfd.get());
+  }
 }
 
 ValueFetcher DBImpl::MakeValueFetcher(bool fill_cache) {
@@ -77,24 +101,25 @@ Status DBImpl::Get(const ReadOptions& options, ColumnFamilyHandle* cf, Slice key
 
 Status DBImpl::GetImpl(const ReadOptions& options, ColumnFamilyHandle* cf, Slice key, std::string* value,
                        int* source) {
-  ReadView view;
-  uint32_t cf_id;
-  {
-    std::lock_guard<std::mutex> l(mutex_);
-    ColumnFamilyData* cfd = LiveCfd(cf);
-    if (cfd == nullptr) return Status::InvalidArgument("column family was dropped or is unknown");
-    view = GetReadView(cfd);
-    cf_id = cfd->id;
-  }
+  const ColumnFamilyData* cfd = ReadableCfd(cf);
+  if (cfd == nullptr) return Status::InvalidArgument("column family was dropped or is unknown");
+  // The view before the sequence. Every entry in the view's files was visible when the
+  // compaction that wrote them read the snapshots, so the sequence read afterwards is at
+  // least as new and the newest version at or below it was kept. (The other order could
+  // miss a version that a compaction finishing in between dropped under a newer write.)
+  // Commits after the view landed in memtables the view does not hold: the read is
+  // ordered before them.
+  const std::shared_ptr<const ReadView> view = GetReadView(cfd);
+  if (view == nullptr) return Status::InvalidArgument("column family was dropped or is unknown");
   const SequenceNumber snap = options.snapshot != nullptr ? options.snapshot->sequence()
                                                           : visible_sequence_.load(std::memory_order_acquire);
-  return FindInView(view, cf_id, key, snap, options.fill_cache, value, source, nullptr);
+  return FindInView(*view, cfd->id, key, snap, options.fill_cache, value, source, nullptr);
 }
 
 Status DBImpl::NewestSequence(uint32_t cf_id, Slice key, SequenceNumber* seq, SequenceNumber* visible) {
   // Read before the view: every commit up to it is then in the view's memtables or files.
   *visible = visible_sequence_.load(std::memory_order_acquire);
-  ReadView view;
+  std::shared_ptr<const ReadView> view;
   {
     std::lock_guard<std::mutex> l(mutex_);
     auto it = cfs_.find(cf_id);
@@ -103,9 +128,10 @@ Status DBImpl::NewestSequence(uint32_t cf_id, Slice key, SequenceNumber* seq, Se
     }
     view = GetReadView(it->second.get());
   }
+  if (view == nullptr) return Status::InvalidArgument("column family was dropped or is unknown");
   int source = 0;
   *seq = 0;
-  Status s = FindInView(view, cf_id, key, *visible, false, nullptr, &source, seq);
+  Status s = FindInView(*view, cf_id, key, *visible, false, nullptr, &source, seq);
   return s.IsNotFound() ? Status::OK() : s;
 }
 
@@ -178,22 +204,18 @@ Status DBImpl::FindInView(const ReadView& view, uint32_t cf_id, Slice key, Seque
 
 std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options, ColumnFamilyHandle* cf) {
   struct IterState {
-    ReadView view;
+    std::shared_ptr<const ReadView> view;
     std::vector<std::shared_ptr<TableReader>> tables;
   };
+  const ColumnFamilyData* cfd = ReadableCfd(cf);
   auto state = std::make_shared<IterState>();
-  uint32_t cf_id;
-  {
-    std::lock_guard<std::mutex> l(mutex_);
-    ColumnFamilyData* cfd = LiveCfd(cf);
-    if (cfd == nullptr) {
-      return NewDBIterator(std::unique_ptr<InternalIterator>(NewEmptyInternalIterator(
-                               Status::InvalidArgument("column family was dropped or is unknown"))),
-                           DBIterOptions(), nullptr);
-    }
-    state->view = GetReadView(cfd);
-    cf_id = cfd->id;
+  if (cfd != nullptr) state->view = GetReadView(cfd);  // the view before the sequence, as in GetImpl
+  if (state->view == nullptr) {
+    return NewDBIterator(std::unique_ptr<InternalIterator>(NewEmptyInternalIterator(
+                             Status::InvalidArgument("column family was dropped or is unknown"))),
+                         DBIterOptions(), nullptr);
   }
+  const uint32_t cf_id = cfd->id;
   DBIterOptions dbo;
   dbo.snapshot = options.snapshot != nullptr ? options.snapshot->sequence()
                                              : visible_sequence_.load(std::memory_order_acquire);
@@ -203,9 +225,9 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options, Column
   dbo.fetch = MakeValueFetcher(options.fill_cache);
 
   std::vector<std::unique_ptr<InternalIterator>> children;
-  children.push_back(state->view.mems->active->NewIterator(cf_id));
-  for (const auto& mem : state->view.mems->immutables) children.push_back(mem->NewIterator(cf_id));
-  for (const auto& level : state->view.version->levels) {
+  children.push_back(state->view->mems->active->NewIterator(cf_id));
+  for (const auto& mem : state->view->mems->immutables) children.push_back(mem->NewIterator(cf_id));
+  for (const auto& level : state->view->version->levels) {
     for (const auto& f : level) {
       // Files wholly outside the bounds cannot contribute.
       if (dbo.lower_bound && ExtractUserKey(f->largest) < Slice(*dbo.lower_bound)) continue;
@@ -226,15 +248,12 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options, Column
 
 RangeEstimate DBImpl::EstimateRange(ColumnFamilyHandle* cf, const Range& range) {
   RangeEstimate est;
-  ReadView view;
-  uint32_t cf_id;
-  {
-    std::lock_guard<std::mutex> l(mutex_);
-    ColumnFamilyData* cfd = LiveCfd(cf);
-    if (cfd == nullptr) return est;
-    view = GetReadView(cfd);
-    cf_id = cfd->id;
-  }
+  const ColumnFamilyData* cfd = ReadableCfd(cf);
+  if (cfd == nullptr) return est;
+  const uint32_t cf_id = cfd->id;
+  const std::shared_ptr<const ReadView> view_ptr = GetReadView(cfd);
+  if (view_ptr == nullptr) return est;
+  const ReadView& view = *view_ptr;
   // Memtables: the skip list counts a big range on a sparse level, so the cost does not
   // grow with the range and other CFs' entries (unified mode) never count.
   auto add_memtable = [&](const MemTable& mem) {

@@ -453,7 +453,7 @@ Status DBImpl::SwitchMemtablesLocked(const std::vector<MemTableSlot*>& slots) {
     slot->immutables.push_back(std::move(frozen));
     slot->active.mem = NewMemTable(slot->write_buffer_size);
     slot->active.wal_number = wal_number_;
-    slot->PublishView();
+    PublishSlotLocked(slot);
   }
   MaybeScheduleFlushLocked();
   return Status::OK();
@@ -642,14 +642,11 @@ Status DBImpl::SyncWalThrough(uint64_t wal_number, uint64_t wal_end) {
 
 void DBImpl::IntervalSyncLoop() {
   const auto interval = std::chrono::microseconds(std::max<uint64_t>(options_.sync_interval_micros, 1000));
-  std::unique_lock<std::mutex> l(mutex_);
+  std::unique_lock<std::mutex> l(syncer_mu_);
   auto next = std::chrono::steady_clock::now() + interval;
   while (!shutting_down_) {
-    // bg_cv_ also wakes for every flush and compaction: sleep on until the interval is
-    // over, so the WAL is synced once per interval, not once per background event.
-    bg_cv_.wait_until(l, next);
-    if (shutting_down_) break;
-    if (std::chrono::steady_clock::now() < next) continue;
+    // The destructor sets shutting_down_ and then notifies under syncer_mu_: no lost wake.
+    if (syncer_cv_.wait_until(l, next, [this] { return shutting_down_.load(); })) break;
     next = std::chrono::steady_clock::now() + interval;
     if (!wal_dirty_.exchange(false, std::memory_order_acq_rel)) continue;
     l.unlock();

@@ -1,5 +1,7 @@
 #include "db/table_cache.h"
 
+#include <algorithm>
+
 #include "cache/block_cache.h"
 #include "db/filename.h"
 #include "sst/table_reader.h"
@@ -8,27 +10,40 @@
 namespace tidesdb {
 
 TableCache::TableCache(Env* env, std::string dbname, BlockCache* block_cache, size_t capacity)
-    : env_(env),
-      dbname_(std::move(dbname)),
-      block_cache_(block_cache),
-      capacity_(capacity < 1 ? 1 : capacity) {}
+    : env_(env), dbname_(std::move(dbname)), block_cache_(block_cache) {
+  capacity = std::max<size_t>(capacity, 1);
+  // At least kMinPerShard readers a shard, so that a few hot files that hash to one shard
+  // do not evict each other while other shards have room (a small cache is one shard).
+  const size_t n = std::clamp<size_t>(capacity / kMinPerShard, 1, kMaxShards);
+  for (size_t i = 0; i < n; ++i) {
+    shards_.push_back(std::make_unique<Shard>());
+    shards_.back()->capacity = capacity / n + (i < capacity % n ? 1 : 0);
+  }
+}
 
 TableCache::~TableCache() = default;
 
-void TableCache::InsertLocked(uint64_t file_number, Entry entry) {
+TableCache::Entry* TableCache::Shard::FindLocked(uint64_t file_number) {
+  auto it = map.find(file_number);
+  if (it == map.end()) return nullptr;
+  lru.splice(lru.begin(), lru, it->second.lru_pos);
+  return &it->second;
+}
+
+void TableCache::Shard::InsertLocked(uint64_t file_number, Entry entry) {
   // Two threads may have opened the same file at once: the later insert replaces.
-  auto existing = map_.find(file_number);
-  if (existing != map_.end()) {
-    lru_.erase(existing->second.lru_pos);
-    map_.erase(existing);
+  auto existing = map.find(file_number);
+  if (existing != map.end()) {
+    lru.erase(existing->second.lru_pos);
+    map.erase(existing);
   }
-  lru_.push_front(file_number);
-  entry.lru_pos = lru_.begin();
-  map_[file_number] = std::move(entry);
-  while (map_.size() > capacity_) {
-    uint64_t victim = lru_.back();
-    lru_.pop_back();
-    map_.erase(victim);
+  lru.push_front(file_number);
+  entry.lru_pos = lru.begin();
+  map[file_number] = std::move(entry);
+  while (map.size() > capacity) {
+    uint64_t victim = lru.back();
+    lru.pop_back();
+    map.erase(victim);
   }
 }
 
@@ -42,12 +57,12 @@ Status LiveFileStatus(const std::string& fname, Status s) {
 }  // namespace
 
 Status TableCache::GetTable(uint64_t file_number, uint64_t file_size, std::shared_ptr<TableReader>* table) {
+  Shard& shard = ShardOf(file_number);
   {
-    std::lock_guard<std::mutex> l(mu_);
-    auto it = map_.find(file_number);
-    if (it != map_.end() && it->second.table) {
-      lru_.splice(lru_.begin(), lru_, it->second.lru_pos);
-      *table = it->second.table;
+    std::lock_guard<std::mutex> l(shard.mu);
+    Entry* e = shard.FindLocked(file_number);
+    if (e != nullptr && e->table) {
+      *table = e->table;
       return Status::OK();
     }
   }
@@ -60,21 +75,21 @@ Status TableCache::GetTable(uint64_t file_number, uint64_t file_size, std::share
   s = TableReader::Open(fname, file_number, std::move(file), file_size, block_cache_, &reader);
   if (!s.ok()) return s;
   std::shared_ptr<TableReader> shared(std::move(reader));
-  std::lock_guard<std::mutex> l(mu_);
+  std::lock_guard<std::mutex> l(shard.mu);
   Entry e;
   e.table = shared;
-  InsertLocked(file_number, std::move(e));
+  shard.InsertLocked(file_number, std::move(e));
   *table = std::move(shared);
   return Status::OK();
 }
 
 Status TableCache::GetValueLog(uint64_t file_number, std::shared_ptr<ValueLogReader>* vlog) {
+  Shard& shard = ShardOf(file_number);
   {
-    std::lock_guard<std::mutex> l(mu_);
-    auto it = map_.find(file_number);
-    if (it != map_.end() && it->second.vlog) {
-      lru_.splice(lru_.begin(), lru_, it->second.lru_pos);
-      *vlog = it->second.vlog;
+    std::lock_guard<std::mutex> l(shard.mu);
+    Entry* e = shard.FindLocked(file_number);
+    if (e != nullptr && e->vlog) {
+      *vlog = e->vlog;
       return Status::OK();
     }
   }
@@ -89,10 +104,10 @@ Status TableCache::GetValueLog(uint64_t file_number, std::shared_ptr<ValueLogRea
   s = ValueLogReader::Open(fname, file_number, std::move(file), size, &reader);
   if (!s.ok()) return s;
   std::shared_ptr<ValueLogReader> shared(std::move(reader));
-  std::lock_guard<std::mutex> l(mu_);
+  std::lock_guard<std::mutex> l(shard.mu);
   Entry e;
   e.vlog = shared;
-  InsertLocked(file_number, std::move(e));
+  shard.InsertLocked(file_number, std::move(e));
   *vlog = std::move(shared);
   return Status::OK();
 }
@@ -126,19 +141,24 @@ Status TableCache::GetValue(const ValuePointer& ptr, bool fill_cache, std::strin
 
 void TableCache::Evict(uint64_t file_number) {
   {
-    std::lock_guard<std::mutex> l(mu_);
-    auto it = map_.find(file_number);
-    if (it != map_.end()) {
-      lru_.erase(it->second.lru_pos);
-      map_.erase(it);
+    Shard& shard = ShardOf(file_number);
+    std::lock_guard<std::mutex> l(shard.mu);
+    auto it = shard.map.find(file_number);
+    if (it != shard.map.end()) {
+      shard.lru.erase(it->second.lru_pos);
+      shard.map.erase(it);
     }
   }
   if (block_cache_ != nullptr) block_cache_->EraseFile(file_number);
 }
 
 size_t TableCache::size() const {
-  std::lock_guard<std::mutex> l(mu_);
-  return map_.size();
+  size_t n = 0;
+  for (const auto& shard : shards_) {
+    std::lock_guard<std::mutex> l(shard->mu);
+    n += shard->map.size();
+  }
+  return n;
 }
 
 }  // namespace tidesdb

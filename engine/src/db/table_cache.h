@@ -6,6 +6,13 @@
 // number, record offset): a hot large value then costs a memory copy instead of a pread, a
 // checksum and maybe a decompression. The block cache's contract holds: a value-log number
 // is never a key-log number, and all entries under it are values (std::string).
+//
+// Thread-safe. The readers are split over up to kMaxShards shards (of at least kMinPerShard
+// readers; the default 512 makes 16 of 32) by file number, each
+// with its own mutex and LRU list, so concurrent reads of different files do not queue
+// on one lock; a hit holds its shard's mutex for a hash lookup and a list splice. The
+// capacity is split between the shards (the total never exceeds it), so a shard may
+// evict while another has room.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +21,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "db/dbformat.h"
 #include "tidesdb/env.h"
@@ -41,6 +49,8 @@ class TableCache {
   void Evict(uint64_t file_number);
   size_t size() const;
 
+  static constexpr size_t kMaxShards = 16, kMinPerShard = 32;
+
  private:
   struct Entry {
     std::shared_ptr<TableReader> table;
@@ -48,15 +58,21 @@ class TableCache {
     std::list<uint64_t>::iterator lru_pos;
   };
   // Key space: table files and value-log files have distinct numbers (one counter).
-  void InsertLocked(uint64_t file_number, Entry entry);
+  struct Shard {
+    mutable std::mutex mu;
+    size_t capacity = 1;
+    std::unordered_map<uint64_t, Entry> map;
+    std::list<uint64_t> lru;  // front = most recently used
+    // The entry's reader if cached (moved to the LRU front), else nullptr. mu held.
+    Entry* FindLocked(uint64_t file_number);
+    void InsertLocked(uint64_t file_number, Entry entry);
+  };
+  Shard& ShardOf(uint64_t file_number) const { return *shards_[file_number % shards_.size()]; }
 
   Env* const env_;
   const std::string dbname_;
   BlockCache* const block_cache_;
-  const size_t capacity_;
-  mutable std::mutex mu_;
-  std::unordered_map<uint64_t, Entry> map_;
-  std::list<uint64_t> lru_;  // front = most recently used
+  std::vector<std::unique_ptr<Shard>> shards_;
 };
 
 }  // namespace tidesdb
