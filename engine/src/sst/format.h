@@ -26,7 +26,9 @@
 // key K with  last key of the block <= K < first key of the next block  (a shortened user
 // key with the (kMaxSequence, kValueTypeForSeek) trailer where possible, else the block's
 // last key; the last block's entry is its last key), value = the block's encoded
-// BlockHandle. The index block is compressed like a data block. This single-level index of fence pointers is
+// BlockHandle. Every index entry is a restart point (restart interval 1, no prefix sharing):
+// readers binary-search the restart array in place, and a file whose index is otherwise is
+// Corruption at open. The index block is compressed like a data block. This single-level index of fence pointers is
 // the layout for both values of ColumnFamilyOptions::use_btree: the flag is accepted and currently selects
 // the same layout (a multi-level index would add a new format version).
 //
