@@ -28,9 +28,10 @@
 // last key; the last block's entry is its last key), value = the block's encoded
 // BlockHandle. Every index entry is a restart point (restart interval 1, no prefix sharing):
 // readers binary-search the restart array in place, and a file whose index is otherwise is
-// Corruption at open. The index block is compressed like a data block. This single-level index of fence pointers is
-// the layout for both values of ColumnFamilyOptions::use_btree: the flag is accepted and currently selects
-// the same layout (a multi-level index would add a new format version).
+// Corruption at open. The index block is compressed like a data block. This single-level
+// index of fence pointers is the layout for both values of ColumnFamilyOptions::use_btree:
+// the flag is accepted and currently selects the same layout (a multi-level index would add
+// a new format version).
 //
 // Filter block: a bloom filter over the distinct user keys of the table (bloom.h), stored
 // raw.
