@@ -355,6 +355,9 @@ class DBImpl final : public DB {
   // sum of the closed ones' bytes (guarded by mutex_).
   std::map<uint64_t, uint64_t> wal_files_;
   uint64_t closed_wal_bytes_ = 0;
+  // A WAL was closed since CapTotalWalSizeLocked last looked: only then can the closed
+  // bytes have grown past the cap (so a write does not walk every slot for nothing).
+  bool wal_cap_check_due_ = true;
   std::atomic<bool> wal_dirty_{false};  // appended since the last sync
   // Guarded by wal_mu_: the live writer failed an append and its file was cut back and
   // synced; nothing more to sync in it (its sticky error is not a failed fsync).

@@ -460,6 +460,8 @@ Status DBImpl::SwitchMemtablesLocked(const std::vector<MemTableSlot*>& slots) {
 }
 
 Status DBImpl::CapTotalWalSizeLocked() {
+  if (!wal_cap_check_due_) return Status::OK();
+  wal_cap_check_due_ = false;
   uint64_t limit = options_.max_total_wal_size;
   if (limit == 0) {
     for (const auto& slot : slots_) limit += 4 * uint64_t{slot->write_buffer_size};
@@ -538,7 +540,10 @@ Status DBImpl::NewWal() {
     wal_number_ = number;
     wal_cut_ = false;
   }
-  if (old) AddWalFileLocked(old_number, old->size());
+  if (old) {
+    AddWalFileLocked(old_number, old->size());
+    wal_cap_check_due_ = true;
+  }
   AddWalFileLocked(number, 0);
   if (old) {
     // A SyncWalThrough that took the old writer before the switch may still be in its
