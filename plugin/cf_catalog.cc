@@ -150,6 +150,17 @@ std::vector<ColumnFamilyOwner> column_family_owners(THD* thd) {
         owner.index = "key #" + std::to_string(i + 1);
       owners.push_back(std::move(owner));
     }
+    if (def.blob_id != 0) {
+      ColumnFamilyOwner owner = base;
+      owner.cf_name = index_cf_name(def.blob_id);
+      auto it = unowned.find(owner.cf_name);
+      if (it != unowned.end()) {
+        owner.cf_id = it->second;
+        unowned.erase(it);
+        owner.index = "(off-row values)";
+        owners.push_back(std::move(owner));
+      }
+    }
   }
   std::stable_sort(owners.begin(), owners.end(), [](const ColumnFamilyOwner& a, const ColumnFamilyOwner& b) {
     return std::tie(a.database, a.table, a.partition) < std::tie(b.database, b.table, b.partition);

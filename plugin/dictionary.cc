@@ -39,7 +39,7 @@ constexpr uint64_t kDictionaryVersion = 1;
 // 2: the .frm version follows the AUTO_INCREMENT start. 3: then the schema history
 // (instant ADD COLUMN). 4: then the foreign keys. 5: mapped layouts in the schema history
 // (instant DROP COLUMN, ADD COLUMN anywhere).
-constexpr uint64_t kTableDefVersion = 5;
+constexpr uint64_t kTableDefVersion = 6;
 constexpr uint64_t kTableStatsVersion = 1;
 constexpr char kDictionaryCf[] = "tidesql-dictionary";
 constexpr char kIndexCfPrefix[] = "idx-";
@@ -87,7 +87,9 @@ std::string stats_key(uint64_t table_id) {
 std::string encode_table_def(const TableDef& def) {
   std::string v;
   const bool newer = current_thd != nullptr && debug_newer_format(current_thd) == kNewerFormatTable;
-  put_varint(&v, newer ? kTableDefVersion + 1 : kTableDefVersion);
+  // Version 6 adds only blob_id: a table without one is written as version 5, which
+  // earlier builds read.
+  put_varint(&v, newer ? kTableDefVersion + 1 : def.blob_id != 0 ? kTableDefVersion : 5);
   put_varint(&v, def.table_id);
   put_varint(&v, def.schema_version);
   put_varint(&v, (def.hidden_pk ? 1u : 0u) | (def.temporary ? 2u : 0u));
@@ -131,6 +133,7 @@ std::string encode_table_def(const TableDef& def) {
     v.push_back(static_cast<char>(fk.on_delete));
     v.push_back(static_cast<char>(fk.on_update));
   }
+  if (def.blob_id != 0) put_varint(&v, def.blob_id);
   return v;
 }
 
@@ -233,6 +236,8 @@ tidesdb::Status decode_table_def(std::string_view v, const std::string& name, Ta
       def->foreign_keys.push_back(std::move(fk));
     }
   }
+  def->blob_id = 0;
+  if (version >= 6 && !get_varint(&v, &def->blob_id)) return malformed();
   return tidesdb::Status::OK();
 }
 
@@ -366,7 +371,7 @@ tidesdb::Status dictionary_startup_recovery() {
       if (def.temporary)
         temporary.emplace_back(name, def);
       else
-        live.insert(def.index_ids.begin(), def.index_ids.end());
+        for (uint64_t id : def.column_family_ids()) live.insert(id);
     }
     if (!it->status().ok()) return it->status();
   }
@@ -412,13 +417,15 @@ tidesdb::Status dictionary_create_table(const std::string& name, unsigned keys, 
   if (!s.IsNotFound()) return s;
   TableDef def = shape;
   uint64_t cfs = keys + (def.hidden_pk ? 1 : 0);
+  const bool blobs = shape.blob_id != 0;
   uint64_t first = 0;
-  s = allocate_ids(txn.get(), cfs + 1, &first);
+  s = allocate_ids(txn.get(), cfs + 1 + (blobs ? 1 : 0), &first);
   if (!s.ok()) return s;
   def.table_id = first;
   def.index_ids.clear();
   for (uint64_t i = 0; i < cfs; i++) def.index_ids.push_back(first + 1 + i);
-  s = create_index_cfs(def.index_ids, options);
+  def.blob_id = blobs ? first + 1 + cfs : 0;
+  s = create_index_cfs(def.column_family_ids(), options);
   if (s.ok()) {
     crash_point("create_table_after_column_families");
     s = txn->Put(dictionary_cf, table_key(name), encode_table_def(def));
@@ -428,7 +435,7 @@ tidesdb::Status dictionary_create_table(const std::string& name, unsigned keys, 
   if (s.ok()) s = txn->Commit();
   if (!s.ok()) {
     txn->Rollback();
-    drop_index_cfs(def.index_ids);
+    drop_index_cfs(def.column_family_ids());
     return s;
   }
   crash_point("create_table_after_commit");
@@ -468,7 +475,7 @@ tidesdb::Status dictionary_drop_table(const std::string& name) {
   if (!s.ok()) return s;
   if (!def.foreign_keys.empty()) fk_generation.fetch_add(1);
   crash_point("drop_table_after_commit");
-  drop_index_cfs(def.index_ids);
+  drop_index_cfs(def.column_family_ids());
   return tidesdb::Status::OK();
 }
 
@@ -643,20 +650,22 @@ tidesdb::Status dictionary_truncate_table(const std::string& name, uint64_t auto
   if (!s.ok()) return s;
   TableDef def = old_def;
   uint64_t first = 0;
-  s = allocate_ids(txn.get(), def.index_ids.size(), &first);
+  const size_t count = def.column_family_ids().size();
+  s = allocate_ids(txn.get(), count, &first);
   if (!s.ok()) return s;
   for (size_t i = 0; i < def.index_ids.size(); i++) def.index_ids[i] = first + i;
+  if (def.blob_id != 0) def.blob_id = first + count - 1;
   def.auto_increment_start = auto_increment_start;
-  s = create_index_cfs(def.index_ids, options);
+  s = create_index_cfs(def.column_family_ids(), options);
   if (s.ok()) s = txn->Put(dictionary_cf, table_key(name), encode_table_def(def));
   if (s.ok()) s = txn->Commit();
   if (!s.ok()) {
     txn->Rollback();
-    drop_index_cfs(def.index_ids);
+    drop_index_cfs(def.column_family_ids());
     return s;
   }
   crash_point("truncate_table_after_commit");
-  drop_index_cfs(old_def.index_ids);
+  drop_index_cfs(old_def.column_family_ids());
   *renewed = def;
   return tidesdb::Status::OK();
 }

@@ -41,6 +41,10 @@ struct TableDef {
   // Column family id numbers ("idx-<id>"): one per key of the table in the server's key
   // order, then, when hidden_pk, one for the rows.
   std::vector<uint64_t> index_ids;
+  // The column family of the table's off-row BLOB / TEXT values (docs/SQL-FORMATS.md,
+  // "Off-row values"); 0 = none (a table made without BLOB columns, or by a TideSQL before
+  // format version 6): every value stays in its row.
+  uint64_t blob_id = 0;
   uint64_t auto_increment_start = 0;  // CREATE / ALTER ... AUTO_INCREMENT=; 0 = none given
   // The tabledef_version (16 bytes) of the .frm this entry describes, recorded by CREATE and
   // by an in-place ALTER's commit; empty when not known (entries of format version 1). DDL
@@ -81,6 +85,13 @@ struct TableDef {
 
   std::vector<ForeignKeyDef> foreign_keys;  // this table's, as the child
 
+  // index_ids and, when there is one, blob_id: every column family of the table.
+  std::vector<uint64_t> column_family_ids() const {
+    std::vector<uint64_t> ids = index_ids;
+    if (blob_id != 0) ids.push_back(blob_id);
+    return ids;
+  }
+
   const SchemaVersion* old_version(uint32_t v) const {
     for (const SchemaVersion& o : old_versions)
       if (o.version == v) return &o;
@@ -113,7 +124,8 @@ void dictionary_shutdown();
 
 // Creates the column families of a new table, each with `options` (the table's:
 // table_options.h), and records it. `keys` is the number of keys; one more column family
-// is made for the rows when hidden_pk. AlreadyExists-like InvalidArgument if the name is
+// is made for the rows when hidden_pk, and one for off-row values when shape.blob_id is
+// not 0 (the table has BLOB columns). AlreadyExists-like InvalidArgument if the name is
 // taken.
 tidesdb::Status dictionary_create_table(const std::string& name, unsigned keys, const TableDef& shape,
                                         const tidesdb::ColumnFamilyOptions& options, TableDef* created);

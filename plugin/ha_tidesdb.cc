@@ -79,6 +79,10 @@ int ha_tidesdb::create(const char* name, TABLE* form, HA_CREATE_INFO* create_inf
   if (int error = foreign_keys_for_create(form, create_info, dict, &shape.foreign_keys); error != 0)
     return error;
   shape.hidden_pk = form->s->primary_key == MAX_KEY;
+  // A table with a stored BLOB column gets a column family for its off-row values (any
+  // nonzero id asks for one).
+  for (uint i = 0; i < form->s->blob_fields && shape.blob_id == 0; i++)
+    if (form->field[form->s->blob_field[i]]->stored_in_db()) shape.blob_id = 1;
   shape.temporary = (create_info->options & HA_LEX_CREATE_TMP_TABLE) != 0;
   shape.auto_increment_start = create_info->auto_increment_value;
   shape.frm_version.assign(reinterpret_cast<const char*>(form->s->tabledef_version.str),
@@ -260,7 +264,10 @@ int ha_tidesdb::info(uint flag) {
       for (uint i = 0; i < table->s->keys; i++)
         if (!is_primary(i)) index_bytes += base_db()->EstimateRange(index_cf(i), {"", ""}).bytes;
       share_->estimated_rows = data.keys;
-      share_->estimated_data_bytes = data.bytes;
+      // DATA_LENGTH counts the off-row values too, as InnoDB's counts its overflow pages.
+      uint64_t blob_bytes = 0;
+      if (share_->blob_cf != nullptr) blob_bytes = base_db()->EstimateRange(share_->blob_cf, {"", ""}).bytes;
+      share_->estimated_data_bytes = data.bytes + blob_bytes;
       share_->estimated_index_bytes = index_bytes;
       share_->estimate_at_micros = now;
       share_->rows_changed_since_estimate = 0;

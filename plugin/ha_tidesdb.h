@@ -14,6 +14,7 @@
 
 #include <handler.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "engine.h"
 #include "foreign_keys.h"
 #include "key_codec.h"
+#include "row_codec.h"
 #include "table_share.h"
 #include "tidesdb/iterator.h"
 #include "trx.h"
@@ -39,6 +41,16 @@ bool encode_entry(const KeyCodec& codec, const KeyCodec* pk_codec, const uchar* 
 // A record of an index build's log (IndexBuild): build slot, varint length + primary key,
 // then the key of the row's old entry (empty: the row is new, or only its key matters).
 std::string index_build_log_key(uint slot, const std::string& pk, const std::string& old_entry);
+
+// Reads the off-row values `values` of a row decoded into `record` (a row buffer of
+// `table`) with `get` (key in the blob column family -> bytes) and points their columns at
+// the bytes, kept in (*bytes)[i]; (*read)[i] says which were read. `wanted` (null: all)
+// says which columns to read. NotFound if a value is missing, Corruption if one has the
+// wrong length.
+tidesdb::Status read_off_row_values(
+    const std::function<tidesdb::Status(const std::string&, std::string*)>& get, TABLE* table, uchar* record,
+    const std::vector<OffRowValue>& values, const std::function<bool(uint field)>& wanted,
+    std::vector<std::string>* bytes, std::vector<bool>* read);
 
 class ha_tidesdb final : public handler, public TransactionCursor {
  public:
@@ -110,9 +122,10 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   bool get_error_message(int error, String* buf) override;
 
   // --- maintenance (ha_tidesdb_admin.cc)
-  // Decodes a stored row into record[0] with its indexed virtual columns computed, as
-  // the index entries are made from it; false if the row cannot be decoded.
-  bool decode_for_indexes(const std::string& stored);
+  // Decodes a stored row into record[0], every off-row value read with `ro`, with its
+  // indexed virtual columns computed, as the index entries are made from it; false if the
+  // row cannot be decoded or an off-row value is missing.
+  bool decode_for_indexes(const std::string& stored, const tidesdb::ReadOptions& ro);
 
   // --- reads (ha_tidesdb_read.cc)
   int rnd_init(bool scan) override;
@@ -181,6 +194,11 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   // Reads the row of primary key `pk` into buf (locking read when the statement asks).
   int fetch_row(const std::string& pk, uchar* buf);
   int decode_current_row(uchar* buf);
+  // Decodes row_value_ into buf and reads its off-row values: every one when `all` or
+  // the statement writes, else those of the columns it reads and of the primary key.
+  // 0, HA_ERR_KEY_NOT_FOUND (a value is gone: the row changed after it was read, outside
+  // a snapshot; read it again) or an error (reported).
+  int decode_stored_row(uchar* buf, bool all);
   // Fills the index's (and the primary key's) columns from an entry of active_index when
   // a covering read or a pushed index condition needs them, and checks the condition:
   // 0, HA_ERR_KEY_NOT_FOUND (rejected), HA_ERR_END_OF_FILE (out of range) or an error.
@@ -243,6 +261,17 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   int log_for_index_build(tidesdb::Transaction* t, const uchar* old_row, const std::string& old_pk,
                           const uchar* new_row, const std::string& new_pk);
   int check_row_unchanged(const std::string& pk);
+  // The BLOB columns of `record` that go off the row (longer than tidesdb_off_row_blob_size),
+  // in *values: a value unchanged since the row last read (`carry`) keeps its id, the others
+  // get new ids and are written by store_off_row_values.
+  void plan_off_row_values(const uchar* record, bool carry, std::vector<OffRowValue>* values);
+  // Writes the new values plan_off_row_values chose and deletes those of the row's old
+  // stored form (old_value, null for an insert) that it no longer names.
+  int store_off_row_values(tidesdb::Transaction* t, const std::vector<OffRowValue>& values,
+                           const std::string* old_value);
+  // The stored row of primary key pk as this statement last read it, or read again.
+  int stored_row(const std::string& pk, const std::string** value);
+  uint64_t next_blob_id();
   void bump_auto_increment(const uchar* record);
   int load_auto_increment();
   bool want_locking_read() const;
@@ -267,6 +296,14 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   std::string row_pk_;
   std::string row_value_;
   bool row_locked_ = false;
+  // Its off-row values, their bytes where read (BLOB columns point into them).
+  std::vector<OffRowValue> row_off_row_;
+  std::vector<std::string> row_blobs_;
+  std::vector<bool> row_blob_read_;
+  // A write's off-row values, and for each new one its bytes (in the written record).
+  std::vector<OffRowValue> new_off_row_;
+  std::vector<std::pair<const uchar*, uint64_t>> new_off_row_bytes_;
+  std::string old_row_buf_;
 
   // Scratch buffers.
   std::string key_buf_, value_buf_, pk_buf_, new_pk_buf_, new_row_buf_;

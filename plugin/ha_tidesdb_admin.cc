@@ -55,8 +55,20 @@ class Progress {
 
 }  // namespace
 
-bool ha_tidesdb::decode_for_indexes(const std::string& stored) {
-  if (decode_row(table, share_->def, stored, table->record[0]) != 0) return false;
+bool ha_tidesdb::decode_for_indexes(const std::string& stored, const tidesdb::ReadOptions& ro) {
+  if (decode_row(table, share_->def, stored, table->record[0], &row_off_row_) != 0) return false;
+  if (!row_off_row_.empty()) {
+    // Every off-row value, so that CHECK TABLE finds one that is missing.
+    if (share_->blob_cf == nullptr) return false;
+    tidesdb::Status s =
+        read_off_row_values([&](const std::string& key,
+                                std::string* out) { return base_db()->Get(ro, share_->blob_cf, key, out); },
+                            table, table->record[0], row_off_row_, nullptr, &row_blobs_, &row_blob_read_);
+    if (!s.ok()) {
+      sql_print_error("TidesDB: table %s: %s", share_->name.c_str(), s.ToString().c_str());
+      return false;
+    }
+  }
   if (table->vfield != nullptr) table->update_virtual_fields(this, VCOL_UPDATE_INDEXED);
   return true;
 }
@@ -117,9 +129,10 @@ int ha_tidesdb::analyze(THD* thd, HA_CHECK_OPT* check_opt) {
 
 int ha_tidesdb::optimize(THD* thd, HA_CHECK_OPT* check_opt) {
   // One stage: the column families compacted (each compaction runs to its end).
-  Progress progress(thd, 1, share_->cfs.size());
+  const std::vector<tidesdb::ColumnFamilyHandle*> cfs = share_->all_column_families();
+  Progress progress(thd, 1, cfs.size());
   uint64_t done = 0;
-  for (tidesdb::ColumnFamilyHandle* cf : share_->cfs) {
+  for (tidesdb::ColumnFamilyHandle* cf : cfs) {
     tidesdb::Status s = base_db()->CompactRange(cf, nullptr);
     if (!s.ok()) {
       ha_error_from_status(s, "OPTIMIZE TABLE");
@@ -136,7 +149,7 @@ int ha_tidesdb::check(THD* thd, HA_CHECK_OPT* check_opt) {
   ro.fill_cache = false;
   const tidesdb::Snapshot* snapshot = base_db()->GetSnapshot();
   ro.snapshot = snapshot;
-  uint64_t rows = 0, missing = 0;
+  uint64_t rows = 0, missing = 0, off_row_values = 0;
   std::vector<uint64_t> entries(table->s->keys, 0);
   int result = HA_ADMIN_OK;
   // A read that fails (a damaged file) says why in a row of CHECK TABLE's output.
@@ -147,9 +160,8 @@ int ha_tidesdb::check(THD* thd, HA_CHECK_OPT* check_opt) {
   };
   // Column families the library marked damaged (a missing file, a damaged block that
   // compaction met) are named first.
-  for (uint i = 0; i < table->s->keys + (table->s->primary_key == MAX_KEY ? 1 : 0); i++) {
+  for (tidesdb::ColumnFamilyHandle* cf : share_->all_column_families()) {
     std::string damage;
-    tidesdb::ColumnFamilyHandle* cf = i < table->s->keys ? index_cf(i) : data_cf();
     if (base_db()->GetProperty(cf, "tidesdb.damage", &damage) && !damage.empty()) {
       push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_GET_ERRMSG,
                           "TidesDB: table %s.%s is damaged: %s", table_share->db.str,
@@ -169,10 +181,11 @@ int ha_tidesdb::check(THD* thd, HA_CHECK_OPT* check_opt) {
       rows++;
       progress.step();
       value.assign(it->value().data(), it->value().size());
-      if (!decode_for_indexes(value)) {
+      if (!decode_for_indexes(value, ro)) {
         missing++;
         continue;
       }
+      off_row_values += row_off_row_.size();
       std::string pk(it->key().data(), it->key().size());
       for (uint i = 0; i < table->s->keys; i++) {
         if (is_primary(i)) continue;
@@ -196,6 +209,19 @@ int ha_tidesdb::check(THD* thd, HA_CHECK_OPT* check_opt) {
       sql_print_error("TidesDB: CHECK TABLE %s: index %s has %llu entries for %llu rows",
                       share_->name.c_str(), table->key_info[i].name.str,
                       static_cast<unsigned long long>(entries[i]), static_cast<unsigned long long>(rows));
+      result = HA_ADMIN_CORRUPT;
+    }
+  }
+  if (share_->blob_cf != nullptr && result == HA_ADMIN_OK) {
+    // Every off-row value is named by one row (a value no row names is lost space).
+    uint64_t stored = 0;
+    auto it = base_db()->NewIterator(ro, share_->blob_cf);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) stored++;
+    if (!it->status().ok()) unreadable(it->status(), "the off-row values");
+    if (stored != off_row_values) {
+      sql_print_error("TidesDB: CHECK TABLE %s: %llu off-row values stored, the rows name %llu",
+                      share_->name.c_str(), static_cast<unsigned long long>(stored),
+                      static_cast<unsigned long long>(off_row_values));
       result = HA_ADMIN_CORRUPT;
     }
   }
@@ -248,7 +274,7 @@ int ha_tidesdb::repair(THD* thd, HA_CHECK_OPT* check_opt) {
       rows++;
       progress.step();
       row.assign(it->value().data(), it->value().size());
-      if (!decode_for_indexes(row)) {
+      if (!decode_for_indexes(row, ro)) {
         sql_print_error("TidesDB: REPAIR TABLE %s: a row cannot be decoded; the indexes were not rebuilt",
                         share_->name.c_str());
         return HA_ADMIN_CORRUPT;
@@ -288,7 +314,7 @@ int ha_tidesdb::repair(THD* thd, HA_CHECK_OPT* check_opt) {
       if (entry_primary_key(i, entry_key, entry_value, &pk, &packed)) {
         s = base_db()->Get(ro, data_cf(), pk, &row);
         if (!s.ok() && !s.IsNotFound()) return fail(s);
-        if (s.ok() && decode_for_indexes(row)) {
+        if (s.ok() && decode_for_indexes(row, ro)) {
           encode_index_entry(i, table->record[0], pk, &key, &value);
           produced = key == entry_key;
         }

@@ -546,12 +546,20 @@ bool ha_tidesdb::inplace_alter_table(TABLE* altered_table, Alter_inplace_info* i
   ha_rows done = 0;
   std::string pk, key, value, found;
   uchar* record = altered_table->record[0];
+  std::vector<OffRowValue> off_row;
+  std::vector<std::string> blob_bytes;
+  std::vector<bool> blob_read;
+  auto read_blob = [&](const std::string& blob, std::string* out) {
+    return base_db()->Get(ro, share_->blob_cf, blob, out);
+  };
   // Calls fn(slot, parts_alone) for each built index's entry of each row, in key order.
   auto for_each_entry = [&](const std::function<bool(size_t, bool)>& fn) -> bool {
     auto it = base_db()->NewIterator(ro, data_cf());
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       if (decode_row(altered_table, share_->def, std::string_view(it->value().data(), it->value().size()),
-                     record) != 0) {
+                     record, &off_row) != 0 ||
+          !read_off_row_values(read_blob, altered_table, record, off_row, nullptr, &blob_bytes, &blob_read)
+               .ok()) {
         my_error(ER_INTERNAL_ERROR, MYF(0), "TidesDB: ALTER TABLE found a row it cannot decode");
         return true;
       }
@@ -727,13 +735,21 @@ bool ha_tidesdb::apply_index_build_log(TABLE* altered_table, inplace_alter_handl
   };
   // The row's current entry in built index `slot`; false if the row is gone.
   std::string row, key, value;
+  std::vector<OffRowValue> off_row;
+  std::vector<std::string> blob_bytes;
+  std::vector<bool> blob_read;
+  auto read_blob = [&](const std::string& blob, std::string* out) {
+    return base_db()->Get(ro, share_->blob_cf, blob, out);
+  };
   auto current_entry = [&](uint slot, const std::string& pk, bool* exists, bool* parts_alone) {
     tidesdb::Status s = base_db()->Get(ro, data_cf(), pk, &row);
     *exists = s.ok();
     if (s.IsNotFound()) return tidesdb::Status::OK();
     if (!s.ok()) return s;
-    if (decode_row(altered_table, share_->def, row, record) != 0)
+    if (decode_row(altered_table, share_->def, row, record, &off_row) != 0)
       return tidesdb::Status::Corruption("a row cannot be decoded");
+    s = read_off_row_values(read_blob, altered_table, record, off_row, nullptr, &blob_bytes, &blob_read);
+    if (!s.ok()) return s;
     *parts_alone =
         tidesql::encode_index_entry(codecs, primary_key, alter->built_keys[slot], record, pk, &key, &value);
     return tidesdb::Status::OK();

@@ -844,10 +844,10 @@ int ha_tidesdb::cascade(const ChildLink& link, ha_tidesdb* child,
     if (s.IsNotFound()) continue;  // gone meanwhile, or by this cascade already
     if (!s.ok()) return report(s, "foreign key cascade");
     memcpy(old_rec.get(), ct->s->default_values, ct->s->reclength);
-    if (int error = decode_row(ct, child->share_->def, stored, old_rec.get()); error != 0) return error;
     child->row_pk_ = pk;
     child->row_value_ = stored;
     child->row_locked_ = true;
+    if (int error = child->decode_stored_row(old_rec.get(), true); error != 0) return error;
     int error;
     if (new_row == nullptr && option == FK_OPTION_CASCADE) {
       error = child->delete_row(old_rec.get());

@@ -51,13 +51,86 @@ bool ha_tidesdb::reposition() {
   return true;
 }
 
-int ha_tidesdb::decode_current_row(uchar* buf) {
-  int error = decode_row(table, share_->def, row_value_, buf);
+tidesdb::Status read_off_row_values(
+    const std::function<tidesdb::Status(const std::string&, std::string*)>& get, TABLE* table, uchar* record,
+    const std::vector<OffRowValue>& values, const std::function<bool(uint field)>& wanted,
+    std::vector<std::string>* bytes, std::vector<bool>* read) {
+  bytes->resize(values.size());
+  read->assign(values.size(), false);
+  const my_ptrdiff_t diff = record - table->record[0];
+  for (size_t i = 0; i < values.size(); i++) {
+    const OffRowValue& v = values[i];
+    if (v.field == OffRowValue::kDroppedColumn || (wanted && !wanted(v.field))) continue;
+    std::string& value = (*bytes)[i];
+    tidesdb::Status s = get(blob_key(v.id), &value);
+    if (!s.ok()) return s;
+    if (value.size() != v.length)
+      return tidesdb::Status::Corruption("off-row value " + std::to_string(v.id) + " has " +
+                                         std::to_string(value.size()) + " bytes, its row says " +
+                                         std::to_string(v.length));
+    Field_blob* blob = static_cast<Field_blob*>(table->field[v.field]);
+    blob->set_ptr_offset(diff, static_cast<uint32>(value.size()),
+                         reinterpret_cast<const uchar*>(value.data()));
+    (*read)[i] = true;
+  }
+  return tidesdb::Status::OK();
+}
+
+int ha_tidesdb::decode_stored_row(uchar* buf, bool all) {
+  int error = decode_row(table, share_->def, row_value_, buf, &row_off_row_);
   if (error != 0) {
     sql_print_error("TidesDB: table %s: a stored row cannot be decoded (error %d)", share_->name.c_str(),
                     error);
     return error;
   }
+  if (row_off_row_.empty()) return 0;
+  if (share_->blob_cf == nullptr) {
+    sql_print_error("TidesDB: table %s: a row names off-row values, the table has none",
+                    share_->name.c_str());
+    return HA_ERR_CRASHED;
+  }
+  tidesdb::Transaction* t = txn();
+  // A writing statement reads every value (its update keeps the unchanged ones by id); a
+  // reading one those of the columns it reads (and of primary key columns: position()).
+  all = all || want_locking_read();
+  std::function<bool(uint)> wanted;
+  if (!all)
+    wanted = [this](uint field) {
+      if (bitmap_is_set(table->read_set, field)) return true;
+      if (has_hidden_pk()) return false;
+      const KEY& pk = table->key_info[table->s->primary_key];
+      for (uint i = 0; i < pk.user_defined_key_parts; i++)
+        if (pk.key_part[i].fieldnr == field + 1) return true;
+      return false;
+    };
+  tidesdb::Status s = read_off_row_values(
+      [&](const std::string& key, std::string* out) { return t->Get(share_->blob_cf, key, out); }, table, buf,
+      row_off_row_, wanted, &row_blobs_, &row_blob_read_);
+  // Outside a snapshot the row may have been changed since it was read, its old values
+  // deleted: the caller reads it again.
+  for (bool read : row_blob_read_)
+    if (read) status_counters.off_row_reads.fetch_add(1, std::memory_order_relaxed);
+  if (s.IsNotFound() && t->snapshot_sequence() == 0) return HA_ERR_KEY_NOT_FOUND;
+  if (s.IsNotFound()) s = tidesdb::Status::Corruption("an off-row value of a row is missing");
+  if (!s.ok()) return report(s, "read of an off-row value");
+  return 0;
+}
+
+int ha_tidesdb::decode_current_row(uchar* buf) {
+  int error = decode_stored_row(buf, false);
+  // An off-row value went away: the row changed after it was read (no snapshot). Read
+  // its latest version, as a read at this moment would; gone, the caller skips it.
+  for (int attempt = 0; error == HA_ERR_KEY_NOT_FOUND && attempt < 100; attempt++) {
+    tidesdb::Transaction* t = txn();
+    tidesdb::Status s = row_locked_ ? t->GetForUpdate(data_cf(), row_pk_, &row_value_)
+                                    : t->Get(data_cf(), row_pk_, &row_value_);
+    if (s.IsNotFound()) return HA_ERR_KEY_NOT_FOUND;
+    if (!s.ok()) return report(s, "read");
+    error = decode_stored_row(buf, false);
+  }
+  if (error == HA_ERR_KEY_NOT_FOUND)
+    return report(tidesdb::Status::Busy("a row's off-row values keep changing while it is read"), "read");
+  if (error != 0) return error;
   status_counters.rows_read.fetch_add(1, std::memory_order_relaxed);
   return 0;
 }

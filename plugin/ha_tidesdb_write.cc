@@ -194,6 +194,95 @@ void ha_tidesdb::bump_auto_increment(const uchar* record) {
   }
 }
 
+uint64_t ha_tidesdb::next_blob_id() {
+  TableCounters& counters = *share_->counters;
+  if (counters.next_blob_id.load() == 0) {
+    std::lock_guard<std::mutex> guard(counters.load_mutex);
+    if (counters.next_blob_id.load() == 0) {
+      auto it = base_db()->NewIterator(tidesdb::ReadOptions(), share_->blob_cf);
+      it->SeekToLast();
+      uint64_t last = 0;
+      if (it->Valid() && it->key().size() == 8)
+        last = get_big_endian64(reinterpret_cast<const unsigned char*>(it->key().data()));
+      counters.next_blob_id = last + 1;
+    }
+  }
+  return counters.next_blob_id.fetch_add(1);
+}
+
+void ha_tidesdb::plan_off_row_values(const uchar* record, bool carry, std::vector<OffRowValue>* values) {
+  values->clear();
+  new_off_row_bytes_.clear();
+  if (share_->blob_cf == nullptr) return;
+  const uint64_t limit = off_row_blob_size(ha_thd());
+  const my_ptrdiff_t diff = record - table->record[0];
+  TABLE_SHARE* ts = table->s;
+  for (uint* b = ts->blob_field; b < ts->blob_field + ts->blob_fields; b++) {
+    Field_blob* blob = static_cast<Field_blob*>(table->field[*b]);
+    if (!blob->stored_in_db() || (blob->real_maybe_null() && blob->is_null_in_record(record))) continue;
+    const uint64_t length = blob->get_length(diff);
+    const uchar* data = blob->get_ptr(blob->ptr + diff);
+    bool kept = false;
+    // Unchanged since it was read: the record still points at the bytes read for it.
+    for (size_t i = 0; carry && i < row_off_row_.size() && !kept; i++) {
+      const OffRowValue& v = row_off_row_[i];
+      if (v.field == *b && i < row_blob_read_.size() && row_blob_read_[i] && v.length == length &&
+          data == reinterpret_cast<const uchar*>(row_blobs_[i].data())) {
+        values->push_back(v);
+        new_off_row_bytes_.emplace_back(nullptr, 0);
+        kept = true;
+      }
+    }
+    if (kept || length <= limit) continue;
+    OffRowValue v;
+    v.field = *b;
+    v.id = next_blob_id();
+    v.length = length;
+    values->push_back(v);
+    new_off_row_bytes_.emplace_back(data, length);
+  }
+}
+
+int ha_tidesdb::store_off_row_values(tidesdb::Transaction* t, const std::vector<OffRowValue>& values,
+                                     const std::string* old_value) {
+  if (share_->blob_cf == nullptr) return 0;
+  tidesdb::Status s;
+  for (size_t i = 0; i < values.size() && s.ok(); i++) {
+    const auto& [data, length] = new_off_row_bytes_[i];
+    if (data == nullptr) continue;
+    s = t->Put(share_->blob_cf, blob_key(values[i].id),
+               tidesdb::Slice(reinterpret_cast<const char*>(data), length));
+    status_counters.off_row_writes.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (s.ok() && old_value != nullptr) {
+    std::vector<uint64_t> old_ids;
+    if (!off_row_ids(*old_value, &old_ids))
+      return report(tidesdb::Status::Corruption("a malformed row"), "write");
+    for (uint64_t id : old_ids) {
+      bool kept = false;
+      for (const OffRowValue& v : values) kept = kept || v.id == id;
+      if (!kept && s.ok()) s = t->Delete(share_->blob_cf, blob_key(id));
+    }
+  }
+  if (!s.ok()) return report(s, "write of an off-row value");
+  return 0;
+}
+
+int ha_tidesdb::stored_row(const std::string& pk, const std::string** value) {
+  if (row_pk_ == pk && !row_value_.empty()) {
+    *value = &row_value_;
+    return 0;
+  }
+  tidesdb::Status s = txn()->Get(data_cf(), pk, &old_row_buf_);
+  if (s.IsNotFound()) {
+    *value = nullptr;
+    return 0;
+  }
+  if (!s.ok()) return report(s, "read");
+  *value = &old_row_buf_;
+  return 0;
+}
+
 int ha_tidesdb::write_row(const uchar* buf) {
   THD* thd = ha_thd();
   tidesdb::Transaction* t = txn();
@@ -233,7 +322,9 @@ int ha_tidesdb::write_row(const uchar* buf) {
       if (error != 0) return error;
     }
   }
-  encode_row(table, buf, share_->def.schema_version, &value_buf_);
+  plan_off_row_values(buf, false, &new_off_row_);
+  encode_row(table, buf, share_->def.schema_version, new_off_row_, &value_buf_);
+  if (int error = store_off_row_values(t, new_off_row_, nullptr); error != 0) return error;
   // Tests only: the row as a newer TideSQL would write it (its format version byte).
   if (debug_newer_format(thd) == kNewerFormatRow) value_buf_[0] = static_cast<char>(kRowFormatVersion + 1);
   tidesdb::Status s = t->Put(data_cf(), pk, value_buf_);
@@ -247,7 +338,11 @@ int ha_tidesdb::write_row(const uchar* buf) {
   // After the row's own writes: a row may reference itself.
   if (int error = check_parents(nullptr, buf); error != 0) return error;
   bump_auto_increment(buf);
-  row_pk_ = pk;  // position() after an insert names the new row
+  // position() after an insert names the new row, and an update of it in the same
+  // statement (ON DUPLICATE KEY UPDATE, triggers) finds its stored form.
+  row_pk_ = pk;
+  row_value_.swap(value_buf_);
+  row_off_row_.clear();
   share_->rows_changed_since_estimate.fetch_add(1, std::memory_order_relaxed);
   status_counters.rows_inserted.fetch_add(1, std::memory_order_relaxed);
   if (copying_ && t->write_set_bytes() > copy_chunk_bytes()) return commit_copy_chunk(thd, trx_context(thd));
@@ -275,14 +370,27 @@ int ha_tidesdb::update_row(const uchar* old_data, const uchar* new_data) {
   // REPLACE and ON DUPLICATE KEY UPDATE call update_row without comparing the rows
   // first: an identical row is not written (and counts as unchanged, as in InnoDB).
   // The row last read is normally the old row, and its stored value is at hand.
-  encode_row(table, new_data, share_->def.schema_version, &new_row_buf_);
+  // Off-row values the update leaves alone keep their ids (only when the row last read is
+  // the old row: the record then points at the bytes read for them).
+  const bool last_read = row_pk_ == old_pk;
+  plan_off_row_values(new_data, last_read, &new_off_row_);
+  encode_row(table, new_data, share_->def.schema_version, new_off_row_, &new_row_buf_);
   if (!pk_changed) {
+    // A value with a new id may still equal the old one: then the values are compared
+    // (both rows encoded inline), not the references. Otherwise the encodings compare.
+    bool fresh = false;
+    for (const auto& bytes : new_off_row_bytes_) fresh = fresh || bytes.first != nullptr;
     const std::string* old_row = &row_value_;
-    if (row_pk_ != old_pk) {
-      encode_row(table, old_data, share_->def.schema_version, &value_buf_);
+    const std::string* new_row = &new_row_buf_;
+    if (!last_read || fresh) {
+      encode_row(table, old_data, share_->def.schema_version, {}, &value_buf_);
       old_row = &value_buf_;
     }
-    if (*old_row == new_row_buf_) return HA_ERR_RECORD_IS_THE_SAME;
+    if (fresh) {
+      encode_row(table, new_data, share_->def.schema_version, {}, &old_row_buf_);
+      new_row = &old_row_buf_;
+    }
+    if (*old_row == *new_row) return HA_ERR_RECORD_IS_THE_SAME;
   }
   if (pk_changed && check) {
     error = check_unique(data_cf(), new_pk, table->s->primary_key);
@@ -299,6 +407,11 @@ int ha_tidesdb::update_row(const uchar* old_data, const uchar* new_data) {
       error = check_unique(index_cf(i), new_keys_[i], i);
       if (error != 0) return error;
     }
+  }
+  if (share_->blob_cf != nullptr) {
+    const std::string* old_stored = nullptr;
+    if (int error = stored_row(old_pk, &old_stored); error != 0) return error;
+    if (int error = store_off_row_values(t, new_off_row_, old_stored); error != 0) return error;
   }
   tidesdb::Status s;
   if (pk_changed) s = t->Delete(data_cf(), old_pk);
@@ -330,6 +443,13 @@ int ha_tidesdb::delete_row(const uchar* buf) {
     encode_primary_key(buf, &pk);
   int error = check_row_unchanged(pk);
   if (error != 0) return error;
+  if (share_->blob_cf != nullptr) {
+    const std::string* stored = nullptr;
+    if (int error = stored_row(pk, &stored); error != 0) return error;
+    new_off_row_.clear();
+    if (stored != nullptr)
+      if (int error = store_off_row_values(t, new_off_row_, stored); error != 0) return error;
+  }
   tidesdb::Status s = t->Delete(data_cf(), pk);
   const bool skip_indexes = debug_skip_index_writes(ha_thd());
   for (uint i = 0; i < table->s->keys && s.ok() && !skip_indexes; i++) {

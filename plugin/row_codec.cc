@@ -10,17 +10,42 @@
 
 namespace tidesql {
 
-void encode_row(TABLE* table, const uchar* record, uint32_t schema_version, std::string* out) {
+std::string blob_key(uint64_t id) {
+  std::string key;
+  put_big_endian64(&key, id);
+  return key;
+}
+
+void encode_row(TABLE* table, const uchar* record, uint32_t schema_version,
+                const std::vector<OffRowValue>& off_row, std::string* out) {
   TABLE_SHARE* share = table->s;
-  // Upper bound of the packed size: the record plus every BLOB's data.
+  // Upper bound of the packed size: the record plus every inline BLOB's data.
   size_t bound = share->reclength + 16;
   for (uint* b = share->blob_field; b < share->blob_field + share->blob_fields; b++) {
     Field_blob* blob = static_cast<Field_blob*>(table->field[*b]);
     bound += blob->get_length(record + blob->offset(table->record[0]));
   }
+  auto off_row_of = [&off_row](uint field) -> const OffRowValue* {
+    for (const OffRowValue& v : off_row)
+      if (v.field == field) return &v;
+    return nullptr;
+  };
   out->clear();
-  out->push_back(static_cast<char>(kRowFormatVersion));
+  out->push_back(static_cast<char>(off_row.empty() ? 1 : 2));
   put_varint(out, schema_version);
+  if (!off_row.empty()) {
+    put_varint(out, off_row.size());
+    uint position = 0;
+    for (Field** fp = table->field; *fp; fp++) {
+      if (!(*fp)->stored_in_db()) continue;
+      if (const OffRowValue* v = off_row_of(static_cast<uint>(fp - table->field)); v != nullptr) {
+        put_varint(out, position);
+        put_varint(out, v->id);
+        put_varint(out, v->length);
+      }
+      position++;
+    }
+  }
   out->append(reinterpret_cast<const char*>(record), share->null_bytes);
   size_t header = out->size();
   out->resize(header + bound);
@@ -30,12 +55,34 @@ void encode_row(TABLE* table, const uchar* record, uint32_t schema_version, std:
     Field* f = *fp;
     if (!f->stored_in_db()) continue;
     if (f->real_maybe_null() && f->is_null_in_record(record)) continue;
+    if (!off_row.empty() && off_row_of(static_cast<uint>(fp - table->field)) != nullptr) {
+      // An empty value: the length bytes, all zero.
+      const uint length_bytes = static_cast<Field_blob*>(f)->pack_length_no_ptr();
+      memset(to, 0, length_bytes);
+      to += length_bytes;
+      continue;
+    }
     to = f->pack(to, record + f->offset(table->record[0]));
   }
   out->resize(to - start);
 }
 
 namespace {
+
+struct StoredRef {
+  uint64_t position, id, length;
+};
+
+// Reads version 2's list of off-row values; false if malformed.
+bool get_refs(std::string_view* value, std::vector<StoredRef>* refs) {
+  uint64_t count;
+  if (!get_varint(value, &count) || count > 65536) return false;
+  refs->resize(count);
+  for (StoredRef& r : *refs)
+    if (!get_varint(value, &r.position) || !get_varint(value, &r.id) || !get_varint(value, &r.length))
+      return false;
+  return true;
+}
 
 // Fills `f` (pointed at the target row) from a column added since the row was written:
 // the value recorded when it was added. False if none was recorded.
@@ -122,29 +169,75 @@ int decode_mapped_row(TABLE* table, const TableDef& def, const TableDef::SchemaV
 
 }  // namespace
 
-int decode_row(TABLE* table, const TableDef& def, std::string_view value, uchar* record) {
+bool off_row_ids(std::string_view value, std::vector<uint64_t>* ids) {
+  ids->clear();
+  if (value.empty()) return false;
+  const uint8_t format = static_cast<uint8_t>(value[0]);
+  if (format == 1) return true;
+  if (format != 2) return false;
+  value.remove_prefix(1);
+  uint64_t schema_version;
+  std::vector<StoredRef> refs;
+  if (!get_varint(&value, &schema_version) || !get_refs(&value, &refs)) return false;
+  for (const StoredRef& r : refs) ids->push_back(r.id);
+  return true;
+}
+
+int decode_row(TABLE* table, const TableDef& def, std::string_view value, uchar* record,
+               std::vector<OffRowValue>* off_row) {
   TABLE_SHARE* share = table->s;
+  off_row->clear();
   if (value.empty()) return HA_ERR_CRASHED;
-  if (static_cast<uint8_t>(value[0]) != kRowFormatVersion) {
+  const uint8_t format = static_cast<uint8_t>(value[0]);
+  if (format != 1 && format != 2) {
     // Named here, where the table and the version are known; the server's own message for
     // the code says only "wrong record".
     my_printf_error(ER_GET_ERRMSG,
                     "TidesDB: a row of table %s.%s has row format version %u, which this build does "
-                    "not read (it reads version %u): written by a newer TideSQL, or damaged",
-                    MYF(0), share->db.str, share->table_name.str, static_cast<uint8_t>(value[0]),
-                    kRowFormatVersion);
+                    "not read (it reads versions up to %u): written by a newer TideSQL, or damaged",
+                    MYF(0), share->db.str, share->table_name.str, format, kRowFormatVersion);
     return HA_ERR_TIDESDB_REPORTED;
   }
   value.remove_prefix(1);
   uint64_t schema_version;
   if (!get_varint(&value, &schema_version)) return HA_ERR_CRASHED;
+  std::vector<StoredRef> refs;
+  if (format == 2 && (!get_refs(&value, &refs) || refs.empty())) return HA_ERR_CRASHED;
+  // Today's field of each stored-column position of today's layout (an unmapped earlier
+  // version's positions are a prefix of it).
+  std::vector<uint> stored_fields;
+  if (!refs.empty())
+    for (Field** fp = table->field; *fp; fp++)
+      if ((*fp)->stored_in_db()) stored_fields.push_back(static_cast<uint>(fp - table->field));
+  // Lists the row's off-row values, each with its column today (`mapped`: the row's
+  // layout is that version's).
+  auto list_refs = [&](const TableDef::SchemaVersion* mapped) {
+    for (const StoredRef& r : refs) {
+      OffRowValue v;
+      v.id = r.id;
+      v.length = r.length;
+      int64_t stored = static_cast<int64_t>(r.position);
+      if (mapped != nullptr)
+        stored = r.position < mapped->columns.size() ? mapped->columns[r.position].stored : -2;
+      if (stored == -2 || stored >= static_cast<int64_t>(stored_fields.size())) return false;
+      if (stored >= 0) {
+        v.field = stored_fields[stored];
+        if (!(table->field[v.field]->flags & BLOB_FLAG)) return false;
+      }
+      off_row->push_back(v);
+    }
+    return true;
+  };
   // The row's layout: today's, or an earlier version's (fewer columns, maybe a shorter
   // null bitmap; the bits of the columns it has are where they are today), or an earlier
   // mapped one (decode_mapped_row).
   uint stored_columns = ~0u, null_bytes = share->null_bytes;
   if (schema_version != def.schema_version) {
     const TableDef::SchemaVersion* old = def.old_version(static_cast<uint32_t>(schema_version));
-    if (old != nullptr && old->mapped) return decode_mapped_row(table, def, *old, value, record);
+    if (old != nullptr && old->mapped) {
+      if (!list_refs(old)) return HA_ERR_CRASHED;
+      return decode_mapped_row(table, def, *old, value, record);
+    }
     if (old != nullptr) {
       stored_columns = old->stored_columns;
       null_bytes = old->null_bytes;
@@ -153,6 +246,7 @@ int decode_row(TABLE* table, const TableDef& def, std::string_view value, uchar*
     }
   }
   if (value.size() < null_bytes || null_bytes > share->null_bytes) return HA_ERR_CRASHED;
+  if (!list_refs(nullptr)) return HA_ERR_CRASHED;
   if (null_bytes < share->null_bytes)
     memcpy(record + null_bytes, share->default_values + null_bytes, share->null_bytes - null_bytes);
   memcpy(record, value.data(), null_bytes);

@@ -17,6 +17,8 @@ struct StatusCounters {
   std::atomic<unsigned long long> rows_inserted{0};
   std::atomic<unsigned long long> rows_updated{0};
   std::atomic<unsigned long long> rows_deleted{0};
+  std::atomic<unsigned long long> off_row_reads{0};   // off-row BLOB values read
+  std::atomic<unsigned long long> off_row_writes{0};  // off-row BLOB values written
   std::atomic<unsigned long long> transactions{0};
   std::atomic<unsigned long long> commits{0};
   std::atomic<unsigned long long> rollbacks{0};

@@ -198,6 +198,12 @@ MYSQL_THDVAR_ENUM(debug_newer_format, PLUGIN_VAR_RQCMDARG,
                   "of a newer format can be tested",
                   nullptr, nullptr, kNewerFormatOff, &newer_format_typelib);
 
+MYSQL_THDVAR_ULONG(off_row_blob_size, PLUGIN_VAR_RQCMDARG,
+                   "BLOB, TEXT, JSON and GEOMETRY values longer than this many bytes are stored off the row, "
+                   "under their own key, and read only by statements that use the column; 4294967295 = "
+                   "never (a table created before this variable existed keeps every value in its rows)",
+                   nullptr, nullptr, 8192, 0, 4294967295UL, 0);
+
 MYSQL_THDVAR_BOOL(pessimistic_locking, kDynamicBool,
                   "Transactions of this session lock rows as they write them (row-lock manager, lock "
                   "waits) instead of validating optimistically at commit",
@@ -238,6 +244,7 @@ st_mysql_sys_var* system_variables[] = {
     MYSQL_SYSVAR(checkpoint_dir),
     MYSQL_SYSVAR(skip_unique_check),
     MYSQL_SYSVAR(debug_skip_index_writes),
+    MYSQL_SYSVAR(off_row_blob_size),
     MYSQL_SYSVAR(debug_newer_format),
     MYSQL_SYSVAR(pessimistic_locking),
     MYSQL_SYSVAR(lock_wait_timeout),
@@ -253,6 +260,8 @@ unsigned long debug_newer_format(THD* thd) { return THDVAR(thd, debug_newer_form
 bool pessimistic_locking(THD* thd) { return THDVAR(thd, pessimistic_locking); }
 
 unsigned long lock_wait_timeout_seconds(THD* thd) { return THDVAR(thd, lock_wait_timeout); }
+
+uint64_t off_row_blob_size(THD* thd) { return THDVAR(thd, off_row_blob_size); }
 
 tidesdb::SyncMode configured_sync_mode() {
   return static_cast<tidesdb::SyncMode>(sysvars.unified_memtable ? sysvars.unified_memtable_sync_mode

@@ -29,6 +29,11 @@ bool TableShare::resolve_column_families() {
     if (cf == nullptr) return false;
     cfs.push_back(cf);
   }
+  blob_cf = nullptr;
+  if (def.blob_id != 0) {
+    blob_cf = index_column_family(def.blob_id);
+    if (blob_cf == nullptr) return false;
+  }
   return true;
 }
 

@@ -46,7 +46,8 @@ struct IndexBuild {
 struct TableCounters {
   std::atomic<uint64_t> next_row_id{0};          // next hidden row id (no primary key)
   std::atomic<uint64_t> next_auto_increment{0};  // next AUTO_INCREMENT value to hand out
-  std::mutex load_mutex;                         // loading either
+  std::atomic<uint64_t> next_blob_id{0};         // next off-row value's id (row_codec.h)
+  std::mutex load_mutex;                         // loading any of them
 
   std::atomic<bool> building{false};  // whether build is set: the writers' fast path
   std::mutex build_mutex;
@@ -80,6 +81,14 @@ class TableShare : public Handler_share {
   TableDef def;
   // One per def.index_ids.
   std::vector<tidesdb::ColumnFamilyHandle*> cfs;
+  // def.blob_id's (off-row BLOB values), or null.
+  tidesdb::ColumnFamilyHandle* blob_cf = nullptr;
+  // cfs and blob_cf: every column family of the table.
+  std::vector<tidesdb::ColumnFamilyHandle*> all_column_families() const {
+    std::vector<tidesdb::ColumnFamilyHandle*> all = cfs;
+    if (blob_cf != nullptr) all.push_back(blob_cf);
+    return all;
+  }
 
   // table_counters(def.table_id).
   std::shared_ptr<TableCounters> counters;

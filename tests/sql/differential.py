@@ -966,7 +966,11 @@ def case_statements(seed, case_no, nstmts, avoid=()):
     gen = Generator(schema, rng, avoid)
     setup = [Stmt("SET SESSION TRANSACTION ISOLATION LEVEL " + rng.choice(
         ["REPEATABLE READ", "REPEATABLE READ", "READ COMMITTED", "SERIALIZABLE"]), kind="setup"),
-        Stmt("SET SESSION tidesdb_pessimistic_locking = %s" % rng.choice(["OFF", "ON"]), kind="setup")]
+        Stmt("SET SESSION tidesdb_pessimistic_locking = %s" % rng.choice(["OFF", "ON"]), kind="setup"),
+        # Off-row BLOB values (every nonempty one, most, or none: the default keeps these
+        # short values in the row); drawn apart so that a seed's statements stay the same.
+        Stmt("SET SESSION tidesdb_off_row_blob_size = %d" % random.Random("%d-%d-off-row" % (seed, case_no)).choice(
+            [0, 3, 8192]), kind="setup")]
     stmts = [Stmt(schema.create(), kind="ddl")] + [gen.next() for _ in range(nstmts)] + gen.final_checks()
     return schema, setup, stmts
 
