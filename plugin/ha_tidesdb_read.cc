@@ -90,9 +90,11 @@ int ha_tidesdb::decode_stored_row(uchar* buf, bool all) {
     return HA_ERR_CRASHED;
   }
   tidesdb::Transaction* t = txn();
-  // A writing statement reads every value (its update keeps the unchanged ones by id); a
-  // reading one those of the columns it reads (and of primary key columns: position()).
-  all = all || want_locking_read();
+  // A writing statement reads every value (its update keeps the unchanged ones by id),
+  // except DELETE, which needs only their ids; a reading one reads those of the columns
+  // it uses (and of primary key columns: position()).
+  const int command = thd_sql_command(ha_thd());
+  all = all || (want_locking_read() && command != SQLCOM_DELETE && command != SQLCOM_DELETE_MULTI);
   std::function<bool(uint)> wanted;
   if (!all)
     wanted = [this](uint field) {

@@ -324,7 +324,10 @@ int ha_tidesdb::write_row(const uchar* buf) {
   }
   plan_off_row_values(buf, false, &new_off_row_);
   encode_row(table, buf, share_->def.schema_version, new_off_row_, &value_buf_);
-  if (int error = store_off_row_values(t, new_off_row_, nullptr); error != 0) return error;
+  // Tests only (tidesdb_debug_skip_index_writes): the row names values that were never
+  // written.
+  if (!debug_skip_index_writes(thd))
+    if (int error = store_off_row_values(t, new_off_row_, nullptr); error != 0) return error;
   // Tests only: the row as a newer TideSQL would write it (its format version byte).
   if (debug_newer_format(thd) == kNewerFormatRow) value_buf_[0] = static_cast<char>(kRowFormatVersion + 1);
   tidesdb::Status s = t->Put(data_cf(), pk, value_buf_);
@@ -443,7 +446,8 @@ int ha_tidesdb::delete_row(const uchar* buf) {
     encode_primary_key(buf, &pk);
   int error = check_row_unchanged(pk);
   if (error != 0) return error;
-  if (share_->blob_cf != nullptr) {
+  // Tests only (tidesdb_debug_skip_index_writes): the row's values stay, named by nothing.
+  if (share_->blob_cf != nullptr && !debug_skip_index_writes(ha_thd())) {
     const std::string* stored = nullptr;
     if (int error = stored_row(pk, &stored); error != 0) return error;
     new_off_row_.clear();

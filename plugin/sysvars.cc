@@ -187,8 +187,9 @@ MYSQL_THDVAR_BOOL(skip_unique_check, kDynamicBool,
                   nullptr, nullptr, false);
 
 MYSQL_THDVAR_BOOL(debug_skip_index_writes, kDynamicBool,
-                  "Tests only: INSERT and DELETE in this session leave the secondary indexes alone, so "
-                  "that CHECK TABLE and REPAIR TABLE can be tested on indexes that disagree with their table",
+                  "Tests only: INSERT and DELETE in this session leave the secondary indexes (and the "
+                  "off-row values) alone, so that CHECK TABLE and REPAIR TABLE can be tested on indexes "
+                  "that disagree with their table",
                   nullptr, nullptr, false);
 
 MYSQL_THDVAR_ENUM(debug_newer_format, PLUGIN_VAR_RQCMDARG,
