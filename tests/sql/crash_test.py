@@ -12,7 +12,8 @@ what it wrote, and whether its COMMIT was acknowledged. A transaction:
     a unique tag) and sometimes deletes all rows of an older transaction of the same thread;
   * bumps the version of 0-3 keys: reads kver.ver FOR UPDATE, then puts (REPLACE / INSERT
     ... ON DUPLICATE KEY UPDATE) or deletes the key's row in `kv` with version ver+1, and
-    sets kver to ver+1 and its own txn id;
+    sets kver to ver+1 and its own txn id (kv.val is a TEXT the writers store off the row:
+    tidesdb_off_row_blob_size = 0);
   * adds a delta to one row of `counters` (total, cnt);
   * inserts its `marker` row last, then commits.
 
@@ -71,7 +72,7 @@ SCHEMA = [
     "tag VARCHAR(40) NOT NULL, payload VARCHAR(255) NOT NULL, amount INT NOT NULL, PRIMARY KEY (txn, seq), "
     "UNIQUE KEY tag (tag), KEY thread (thread, txn), KEY amount (amount)) ENGINE=TidesDB",
     "CREATE TABLE crash.kv (k INT PRIMARY KEY, ver BIGINT NOT NULL, txn BIGINT NOT NULL, "
-    "val VARCHAR(100) NOT NULL, KEY txn (txn), KEY val (val(8)), KEY ver (ver)) ENGINE=TidesDB",
+    "val TEXT NOT NULL, KEY txn (txn), KEY val (val(8)), KEY ver (ver)) ENGINE=TidesDB",
     "CREATE TABLE crash.kver (k INT PRIMARY KEY, ver BIGINT NOT NULL, last_txn BIGINT NOT NULL, "
     "KEY last_txn (last_txn)) ENGINE=TidesDB",
     "CREATE TABLE crash.counters (id INT PRIMARY KEY, total BIGINT NOT NULL, cnt BIGINT NOT NULL, "
@@ -135,6 +136,8 @@ class Writer(threading.Thread):
             cur = conn.cursor()
             cur.execute("SET SESSION tidesdb_pessimistic_locking = %s" % ("ON" if self.pessimistic else "OFF"))
             cur.execute("SET SESSION tidesdb_lock_wait_timeout = 5")
+            # kv.val is TEXT: every value off its row, written and deleted with it.
+            cur.execute("SET SESSION tidesdb_off_row_blob_size = 0")
             cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL " + self.isolation)
             conn.commit()
         except pymysql.err.MySQLError:
