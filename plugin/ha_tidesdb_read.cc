@@ -120,12 +120,17 @@ int ha_tidesdb::decode_stored_row(uchar* buf, bool all) {
 
 int ha_tidesdb::decode_current_row(uchar* buf) {
   int error = decode_stored_row(buf, false);
-  // An off-row value went away: the row changed after it was read (no snapshot). Read
-  // its latest version, as a read at this moment would; gone, the caller skips it.
+  // An off-row value went away: the row changed after it was read (no snapshot). A
+  // locking read (optimistic: validated at commit) then conflicts, as its commit would;
+  // a plain read reads the latest version, as a read at this moment would, and skips the
+  // row if it is gone.
+  if (error == HA_ERR_KEY_NOT_FOUND && row_locked_)
+    return report(
+        tidesdb::Status::Busy("the row was changed by a transaction that committed after it was read"),
+        "read");
   for (int attempt = 0; error == HA_ERR_KEY_NOT_FOUND && attempt < 100; attempt++) {
     tidesdb::Transaction* t = txn();
-    tidesdb::Status s = row_locked_ ? t->GetForUpdate(data_cf(), row_pk_, &row_value_)
-                                    : t->Get(data_cf(), row_pk_, &row_value_);
+    tidesdb::Status s = t->Get(data_cf(), row_pk_, &row_value_);
     if (s.IsNotFound()) return HA_ERR_KEY_NOT_FOUND;
     if (!s.ok()) return report(s, "read");
     error = decode_stored_row(buf, false);
