@@ -113,6 +113,10 @@ class DBImpl final : public DB {
   // For tests and tools.
   const std::string& dbname() const { return dbname_; }
   SequenceNumber OldestSnapshotSequence() const;
+  // A group member whose batch has at least this many entries inserts it itself, beside
+  // the leader; the leader inserts smaller ones (a hand-off costs more than inserting a
+  // few entries: docs/BENCHMARKS.md, "Members insert their own batches").
+  static constexpr uint32_t kMinEntriesForOwnInsert = 8;
   // Tests: called with every batch just before it goes to the memtables, on the thread
   // that inserts it (its own writer's, or its group leader's). Set while no write runs.
   void SetBeforeMemtableInsertForTest(std::function<void(const WriteBatch&)> hook) {
@@ -223,9 +227,10 @@ class DBImpl final : public DB {
                    TxnWrite* txn = nullptr);
   Status ValidateBatch(const WriteBatch& batch) const;  // mutex_ held
   Status ApplyBatchToMemtables(const WriteBatch& batch, SequenceNumber first_seq);
-  // A logged group's member inserts its own batch, then finishes the group if it was the
-  // last to insert, else waits for that. Returns w's status.
+  // A logged group's member inserts its own batch, then leaves the group: finishes it if
+  // it was the last to insert, else waits for that. Returns w's status.
   Status InsertAsGroupMember(Writer* w);
+  Status LeaveWriteGroup(Writer* w);
   Status WaitForWriteGroup(Writer* w);  // until another member finished w's group
   // Publishes the group's sequences (all its inserts are done), takes it off the queue,
   // wakes its other members and the next leader. self: the calling member, not woken.

@@ -378,36 +378,44 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
     for (Writer* x : first_seqs.empty() ? accepted : written) x->status = s;
   }
 
-  if (inserters.size() < 2) {
-    // One batch (or none) to insert: the leader does it, with no hand-off.
+  // Members with batches worth a hand-off insert their own, all at once (MemTable::Add is
+  // safe concurrently); the leader inserts the rest. The memtables cannot be switched
+  // meanwhile: that happens only in the write queue, whose front this group keeps until
+  // FinishWriteGroup.
+  std::vector<Writer*> own;
+  for (Writer* x : inserters) {
+    if (x != &w && x->batch->Count() >= kMinEntriesForOwnInsert) own.push_back(x);
+  }
+  if (own.empty()) {
+    // Nothing worth handing off (a group of one, small batches): no coordination at all.
     for (Writer* x : inserters) x->status = ApplyBatchToMemtables(*x->batch, x->first_seq);
     FinishWriteGroup(&group, &w);
     return w.status;
   }
-  // Each member inserts its own batch, all at once (MemTable::Add is safe concurrently).
-  // The memtables cannot be switched meanwhile: that happens only in the write queue,
-  // whose front this group keeps until FinishWriteGroup.
-  group.inserting.store(inserters.size(), std::memory_order_relaxed);
-  bool leader_inserts = false;
+  group.inserting.store(own.size() + 1, std::memory_order_relaxed);  // the leader too
   wl.lock();
   w.ready.store(false, std::memory_order_relaxed);  // from here: set when the group is done
-  for (Writer* x : inserters) {
+  for (Writer* x : own) {
     x->group = &group;
-    if (x == &w) {
-      leader_inserts = true;
-    } else {
-      x->insert = true;
-      Wake(x);
-    }
+    x->insert = true;
+    Wake(x);
   }
   wl.unlock();
-  stat_member_inserts_ += inserters.size() - (leader_inserts ? 1 : 0);
-  if (leader_inserts) return InsertAsGroupMember(&w);
-  return WaitForWriteGroup(&w);
+  stat_member_inserts_ += own.size();
+  w.group = &group;
+  for (Writer* x : inserters) {
+    if (x->insert) continue;
+    x->status = ApplyBatchToMemtables(*x->batch, x->first_seq);
+  }
+  return LeaveWriteGroup(&w);
 }
 
 Status DBImpl::InsertAsGroupMember(Writer* w) {
   w->status = ApplyBatchToMemtables(*w->batch, w->first_seq);
+  return LeaveWriteGroup(w);
+}
+
+Status DBImpl::LeaveWriteGroup(Writer* w) {
   if (w->group->inserting.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     FinishWriteGroup(w->group, w);
     return w->status;

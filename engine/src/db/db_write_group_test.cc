@@ -163,9 +163,22 @@ class WriteGroupTest : public ::testing::TestWithParam<bool> {  // param: unifie
     }
     return false;
   }
-  // Starts the put of key on its own thread and waits until it is queued as the n-th writer.
-  void StartQueuedPut(AsyncWrite* w, const std::string& key, size_t n) {
-    w->Start([this, key] { return db_->Put(WriteOptions(), cf_, key, "v-" + key); });
+  // A batch of `entries` puts, the first of key: large enough by default for its writer
+  // to insert it itself when it is a follower.
+  WriteBatch BatchOf(const std::string& key, uint32_t entries = DBImpl::kMinEntriesForOwnInsert) {
+    WriteBatch batch;
+    batch.Put(cf_, key, "v-" + key);
+    for (uint32_t i = 1; i < entries; ++i) batch.Put(cf_, key + "/" + std::to_string(i), "v");
+    return batch;
+  }
+  // Starts writing BatchOf(key, entries) on its own thread and waits until it is queued as
+  // the n-th writer.
+  void StartQueuedWrite(AsyncWrite* w, const std::string& key, size_t n,
+                        uint32_t entries = DBImpl::kMinEntriesForOwnInsert) {
+    w->Start([this, key, entries] {
+      WriteBatch batch = BatchOf(key, entries);
+      return db_->Write(WriteOptions(), &batch);
+    });
     ASSERT_TRUE(WaitQueued(n)) << key;
   }
   bool Has(const std::string& key) {
@@ -190,37 +203,38 @@ INSTANTIATE_TEST_SUITE_P(MemtableMode, WriteGroupTest, ::testing::Bool(),
                          });
 
 // A holds the write queue while its insert is held; B, C and D queue behind it and become
-// one group. C's insert is then held: B and D have inserted (each on its own thread), yet
-// nothing of the group is visible, and a memtable switch (a non-waiting Flush) waits in
-// the queue. Releasing C publishes the group, and the switch freezes a memtable holding
-// all of it.
+// one group. C's insert is then held: B (the leader) and D have inserted, yet nothing of
+// the group is visible, and a memtable switch (a non-waiting Flush) waits in the queue.
+// Releasing C publishes the group, and the switch freezes a memtable holding all of it.
+// C's batch is large enough to be inserted on C's own thread; D's single put is inserted
+// by the leader.
 TEST_P(WriteGroupTest, MembersInsertTheirOwnBatchesAndASwitchWaitsForThem) {
   Open();
   gate_.Hold("a");
   gate_.Hold("c");
   AsyncWrite a, b, c, d;
-  StartQueuedPut(&a, "a", 1);
+  StartQueuedWrite(&a, "a", 1);
   ASSERT_TRUE(gate_.WaitReached("a"));
   const SequenceNumber before_group = db_->LatestSequence();  // a is not published yet
-  StartQueuedPut(&b, "b", 2);
-  StartQueuedPut(&c, "c", 3);
-  StartQueuedPut(&d, "d", 4);
+  StartQueuedWrite(&b, "b", 2);
+  StartQueuedWrite(&c, "c", 3);
+  StartQueuedWrite(&d, "d", 4, 1);
   const uint64_t member_inserts = StatField(db_.get(), "member_inserts");
   gate_.Release("a");
   a.Join();
   ASSERT_TRUE(a.status.ok()) << a.status.ToString();
   EXPECT_TRUE(Has("a"));
   const SequenceNumber after_a = db_->LatestSequence();
-  EXPECT_EQ(after_a, before_group + 1);
+  constexpr SequenceNumber kLarge = DBImpl::kMinEntriesForOwnInsert;
+  EXPECT_EQ(after_a, before_group + kLarge);
 
   ASSERT_TRUE(gate_.WaitReached("b"));
   ASSERT_TRUE(gate_.WaitReached("c"));
   ASSERT_TRUE(gate_.WaitReached("d"));
-  // Each member inserted its own batch.
   EXPECT_EQ(gate_.InsertedBy("a"), a.id);
   EXPECT_EQ(gate_.InsertedBy("b"), b.id);
-  EXPECT_EQ(gate_.InsertedBy("c"), c.id);
-  EXPECT_EQ(gate_.InsertedBy("d"), d.id);
+  EXPECT_EQ(gate_.InsertedBy("c"), c.id);  // its own
+  EXPECT_EQ(gate_.InsertedBy("d"), b.id);  // too small for a hand-off: the leader's
 
   AsyncWrite flush;
   flush.Start([this] {
@@ -245,9 +259,9 @@ TEST_P(WriteGroupTest, MembersInsertTheirOwnBatchesAndASwitchWaitsForThem) {
   d.Join();
   flush.Join();
   for (AsyncWrite* w : {&b, &c, &d, &flush}) EXPECT_TRUE(w->status.ok()) << w->status.ToString();
-  EXPECT_EQ(db_->LatestSequence(), after_a + 3);
+  EXPECT_EQ(db_->LatestSequence(), after_a + 2 * kLarge + 1);  // b, c and d
   for (const char* k : {"a", "b", "c", "d"}) EXPECT_TRUE(Has(k)) << k;
-  EXPECT_EQ(StatField(db_.get(), "member_inserts"), member_inserts + 2);  // c and d
+  EXPECT_EQ(StatField(db_.get(), "member_inserts"), member_inserts + 1);  // c
   ASSERT_TRUE(db_->WaitForBackgroundWork().ok());
   Reopen();
   for (const char* k : {"a", "b", "c", "d"}) EXPECT_TRUE(Has(k)) << k;
@@ -259,11 +273,11 @@ TEST_P(WriteGroupTest, FailedWalAppendInsertsNothingAndFailsEveryMember) {
   Open();
   gate_.Hold("a");
   AsyncWrite a, b, c, d;
-  StartQueuedPut(&a, "a", 1);
+  StartQueuedWrite(&a, "a", 1);
   ASSERT_TRUE(gate_.WaitReached("a"));  // a's record is in the WAL already
-  StartQueuedPut(&b, "b", 2);
-  StartQueuedPut(&c, "c", 3);
-  StartQueuedPut(&d, "d", 4);
+  StartQueuedWrite(&b, "b", 2);
+  StartQueuedWrite(&c, "c", 3);
+  StartQueuedWrite(&d, "d", 4);
   fault_.SetFailAppend(true);
   gate_.Release("a");
   for (AsyncWrite* w : {&a, &b, &c, &d}) w->Join();
@@ -288,11 +302,10 @@ TEST_P(WriteGroupTest, FailedWalAppendInsertsNothingAndFailsEveryMember) {
 
 // A group led by a two-phase prepare (which inserts nothing) with a plain write and a
 // commit of an earlier prepare: the two inserting members insert on their own threads, the
-// leader waits for them, and recovery finds the committed transaction.
+// leader waits for them, and recovery finds the committed transaction and the prepared one.
 TEST_P(WriteGroupTest, TwoPhaseRecordsInAGroupOfInsertingMembers) {
   Open();
-  WriteBatch txn1;
-  txn1.Put(cf_, "t1", "v-t1");
+  WriteBatch txn1 = BatchOf("t1");
   DBImpl::TxnWrite prepare1;
   prepare1.type = kWalPrepare;
   prepare1.xid = "x1";
@@ -300,16 +313,15 @@ TEST_P(WriteGroupTest, TwoPhaseRecordsInAGroupOfInsertingMembers) {
 
   gate_.Hold("a");
   AsyncWrite a, prepare, plain, commit;
-  StartQueuedPut(&a, "a", 1);
+  StartQueuedWrite(&a, "a", 1);
   ASSERT_TRUE(gate_.WaitReached("a"));
-  WriteBatch txn2;
-  txn2.Put(cf_, "t2", "v-t2");
+  WriteBatch txn2 = BatchOf("t2");
   DBImpl::TxnWrite prepare2;
   prepare2.type = kWalPrepare;
   prepare2.xid = "x2";
   prepare.Start([&] { return impl_->WriteTxn(WriteOptions(), &txn2, &prepare2); });
   ASSERT_TRUE(WaitQueued(2));
-  StartQueuedPut(&plain, "p", 3);
+  StartQueuedWrite(&plain, "p", 3);
   DBImpl::TxnWrite commit1;
   commit1.type = kWalCommitPrepared;
   commit1.xid = "x1";
@@ -336,7 +348,7 @@ TEST_P(WriteGroupTest, TwoPhaseRecordsInAGroupOfInsertingMembers) {
   EXPECT_EQ(impl_->RecoveredPrepared().count("x2"), 1u);
 }
 
-// Stress, in every sync mode and both memtable modes: writers commit batches of 1-8 keys
+// Stress, in every sync mode and both memtable modes: writers commit batches of 1-24 keys
 // (some into a second column family, a second memtable slot in per-CF mode) with small
 // write buffers, so memtables switch and flush all the time; a checker repeatedly takes a
 // snapshot and scans it. Each writer's keys are w<t>/<i> in commit order, so what a
@@ -402,7 +414,8 @@ TEST_P(WriteGroupStressTest, SnapshotsNeverSeeAHole) {
       for (int i = 0; i < per_writer && !failed; ++i) {
         WriteBatch batch;
         batch.Put(cf, key(t, i), filler);
-        const int extra = static_cast<int>(rng() % 8);
+        // Both sides of the hand-off threshold.
+        const int extra = static_cast<int>(rng() % (3 * DBImpl::kMinEntriesForOwnInsert));
         for (int j = 0; j < extra; ++j) {
           batch.Put(j % 2 == 0 ? other : cf, "x" + key(t, i) + "/" + std::to_string(j), filler);
         }
