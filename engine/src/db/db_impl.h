@@ -113,6 +113,17 @@ class DBImpl final : public DB {
   // For tests and tools.
   const std::string& dbname() const { return dbname_; }
   SequenceNumber OldestSnapshotSequence() const;
+  // A group member whose batch has at least this many entries inserts it itself, beside
+  // the leader; the leader inserts smaller ones (a hand-off costs more than inserting a
+  // few entries: docs/BENCHMARKS.md, "Members insert their own batches").
+  static constexpr uint32_t kMinEntriesForOwnInsert = 8;
+  // Tests: called with every batch just before it goes to the memtables, on the thread
+  // that inserts it (its own writer's, or its group leader's). Set while no write runs.
+  void SetBeforeMemtableInsertForTest(std::function<void(const WriteBatch&)> hook) {
+    before_memtable_insert_ = std::move(hook);
+  }
+  // Tests: writers in the write queue (the group being committed included).
+  size_t WriteQueueLengthForTest();
 
   // --- Transaction support (txn/).
   // A write carried through the commit group with extras. kWalWriteBatch and
@@ -148,6 +159,7 @@ class DBImpl final : public DB {
 
  private:
   struct Writer;
+  struct WriteGroup;
   // Marks w ready and notifies it (write_mu_ held).
   static void Wake(Writer* w);
 
@@ -215,6 +227,14 @@ class DBImpl final : public DB {
                    TxnWrite* txn = nullptr);
   Status ValidateBatch(const WriteBatch& batch) const;  // mutex_ held
   Status ApplyBatchToMemtables(const WriteBatch& batch, SequenceNumber first_seq);
+  // A logged group's member inserts its own batch, then leaves the group: finishes it if
+  // it was the last to insert, else waits for that. Returns w's status.
+  Status InsertAsGroupMember(Writer* w);
+  Status LeaveWriteGroup(Writer* w);
+  Status WaitForWriteGroup(Writer* w);  // until another member finished w's group
+  // Publishes the group's sequences (all its inserts are done), takes it off the queue,
+  // wakes its other members and the next leader. self: the calling member, not woken.
+  void FinishWriteGroup(WriteGroup* group, Writer* self);
   Status MakeRoomForWrite(std::unique_lock<std::mutex>& state_lock, const std::vector<WriteBatch*>& group);
   Status SwitchMemtableLocked(MemTableSlot* slot);  // freezes slot->active, rotates the WAL
   // Freezes the slots' active memtables (the empty ones stay) behind one WAL rotation.
@@ -334,8 +354,9 @@ class DBImpl final : public DB {
   std::map<std::string, uint64_t> prepared_wal_;
   std::map<std::string, std::string> recovered_prepared_;
 
-  // Sequences: last_sequence_ is assigned by the leader under write_mu_; readers use
-  // visible_sequence_, published after a group is in the memtables.
+  // Sequences: last_sequence_ is assigned by the leader while its group holds the front
+  // of the write queue; readers use visible_sequence_, published by the group member that
+  // finished inserting last, once all of the group is in the memtables.
   SequenceNumber last_sequence_ = 0;
   // Sequences taken by disable_wal groups since the last WAL write ([first, last]; first = 0:
   // none). The next logged group notes them (kWalUnloggedSequences). Leader only.
@@ -346,6 +367,7 @@ class DBImpl final : public DB {
   // Write queue.
   std::mutex write_mu_;
   std::deque<Writer*> writers_;
+  std::function<void(const WriteBatch&)> before_memtable_insert_;  // tests only
 
   // The live WAL. Replaced by the leader (with mutex_ held); read by the syncer.
   std::mutex wal_mu_;
@@ -410,7 +432,8 @@ class DBImpl final : public DB {
       stat_compactions_{0}, stat_compaction_bytes_read_{0}, stat_compaction_bytes_written_{0},
       stat_compaction_entries_dropped_{0}, stat_vlog_relocated_bytes_{0}, stat_vlog_files_deleted_{0},
       stat_vlog_bytes_deleted_{0}, stat_vlog_relocation_errors_{0}, stat_flush_entries_dropped_{0},
-      stat_trivial_moves_{0}, stat_trivial_move_bytes_{0}, stat_wal_size_flushes_{0};
+      stat_trivial_moves_{0}, stat_trivial_move_bytes_{0}, stat_wal_size_flushes_{0},
+      stat_member_inserts_{0};  // batches a group member other than the leader inserted
   // Point reads answered per source: [0] memtables, [1 + L] level L; [kMaxReadLevels] not found.
   static constexpr int kMaxReadLevels = 9;
   std::array<std::atomic<uint64_t>, kMaxReadLevels + 1> stat_reads_{};

@@ -389,14 +389,14 @@ bool DBImpl::GetProperty(ColumnFamilyHandle* cf, Slice name, std::string* value)
         " compaction_bytes_moved=%" PRIu64 " vlog_relocated_bytes=%" PRIu64 " vlog_files_deleted=%" PRIu64
         " vlog_bytes_deleted=%" PRIu64 " vlog_relocation_errors=%" PRIu64 " slowdown_micros=%" PRIu64
         " stall_micros=%" PRIu64 " last_sequence=%" PRIu64 " column_families=%zu wal_size_flushes=%" PRIu64
-        "\n",
+        " member_inserts=%" PRIu64 "\n",
         stat_wal_bytes_.load(), stat_wal_syncs_.load(), stat_commit_groups_.load(), stat_commits_.load(),
         stat_flushes_.load(), stat_flush_bytes_.load(), stat_flush_entries_dropped_.load(),
         stat_compactions_.load(), stat_compaction_bytes_read_.load(), stat_compaction_bytes_written_.load(),
         stat_compaction_entries_dropped_.load(), stat_trivial_moves_.load(), stat_trivial_move_bytes_.load(),
         stat_vlog_relocated_bytes_.load(), stat_vlog_files_deleted_.load(), stat_vlog_bytes_deleted_.load(),
         stat_vlog_relocation_errors_.load(), stat_slowdown_micros_.load(), stat_stall_micros_.load(),
-        visible_sequence_.load(), cfs_.size(), stat_wal_size_flushes_.load());
+        visible_sequence_.load(), cfs_.size(), stat_wal_size_flushes_.load(), stat_member_inserts_.load());
     *value = buf;
     return true;
   }

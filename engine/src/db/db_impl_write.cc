@@ -28,11 +28,28 @@ struct DBImpl::Writer {
   SyncMode sync = SyncMode::kFull;
   bool disable_wal = false;
   bool done = false;
-  // Set (after done, or when this writer became the front of the queue) by whoever holds
-  // write_mu_ and is about to notify cv: lets a waiting writer notice without sleeping.
+  // Set by the leader (write_mu_ held) once this writer's record is in the WAL: insert the
+  // batch at first_seq into the memtables, then finish `group` or wait for it.
+  bool insert = false;
+  SequenceNumber first_seq = 0;
+  WriteGroup* group = nullptr;
+  // Set (after done or insert, or when this writer became the front of the queue) by
+  // whoever holds write_mu_ and is about to notify cv: lets a waiting writer notice
+  // without sleeping.
   std::atomic<bool> ready{false};
   Status status;
   std::condition_variable cv;
+};
+
+// A commit group after its WAL write, while its members insert their own batches. Lives
+// on the leader's stack; the leader returns only after the group is finished.
+struct DBImpl::WriteGroup {
+  std::vector<Writer*> members;  // queue order: the front members of writers_
+  bool publish = false;          // the group's sequences went to the memtables
+  SequenceNumber last_sequence = 0;
+  // Members still inserting. The one that brings it to zero finishes the group (its
+  // decrement acquires every other member's inserts, then its release store publishes).
+  std::atomic<size_t> inserting{0};
 };
 
 namespace {
@@ -108,8 +125,9 @@ Status DBImpl::ValidateBatch(const WriteBatch& batch) const {
 }
 
 Status DBImpl::ApplyBatchToMemtables(const WriteBatch& batch, SequenceNumber first_seq) {
-  // Only the leader runs this; slots' active memtables and the CF map change only under
-  // the leader, so they are stable here without mutex_.
+  // Runs for a commit group that holds the front of the write queue (its leader or its
+  // members, concurrently); slots' active memtables and the CF map change only in the
+  // write queue, so they are stable here without mutex_.
   struct Inserter : WriteBatch::Handler {
     DBImpl* db;
     SequenceNumber seq;
@@ -136,7 +154,13 @@ Status DBImpl::ApplyBatchToMemtables(const WriteBatch& batch, SequenceNumber fir
   } inserter;
   inserter.db = this;
   inserter.seq = first_seq;
+  if (before_memtable_insert_) before_memtable_insert_(batch);
   return batch.Iterate(&inserter);
+}
+
+size_t DBImpl::WriteQueueLengthForTest() {
+  std::lock_guard<std::mutex> wl(write_mu_);
+  return writers_.size();
 }
 
 Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
@@ -156,9 +180,15 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
     // Re-locking also waits until whoever set `ready` has finished notifying w.cv, so w
     // (and its cv) may be destroyed once this returns.
     wl.lock();
-    while (!w.done && &w != writers_.front()) w.cv.wait(wl);
+    while (!w.done && !w.insert && &w != writers_.front()) w.cv.wait(wl);
   }
   if (w.done) return w.status;
+  if (w.insert) {
+    // The leader logged this writer's record: insert it beside the group's other members.
+    w.ready.store(false, std::memory_order_relaxed);
+    wl.unlock();
+    return InsertAsGroupMember(&w);
+  }
 
   // This writer leads. An exclusive operation (DDL, manual flush) runs alone.
   if (w.exclusive != nullptr) {
@@ -170,13 +200,13 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
     return s;
   }
 
-  std::vector<Writer*> group;
+  WriteGroup group;
   size_t group_bytes = 0;
   for (Writer* x : writers_) {
     if (x->exclusive != nullptr || x->disable_wal != w.disable_wal) break;
     size_t sz = x->batch->ApproximateSize();
-    if (!group.empty() && group_bytes + sz > kMaxGroupBytes) break;
-    group.push_back(x);
+    if (!group.members.empty() && group_bytes + sz > kMaxGroupBytes) break;
+    group.members.push_back(x);
     group_bytes += sz;
   }
   wl.unlock();
@@ -192,10 +222,10 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
     // Refused before validation: every writer of the group gets the error (their status is
     // OK by default, so leaving it would acknowledge writes that were never logged).
     if (!s.ok()) {
-      for (Writer* x : group) x->status = s;
+      for (Writer* x : group.members) x->status = s;
     }
     if (s.ok()) {
-      for (Writer* x : group) {
+      for (Writer* x : group.members) {
         x->status = ValidateBatch(*x->batch);
         if (x->status.ok() && x->txn != nullptr && x->txn->type == kWalPrepare &&
             prepared_wal_.count(x->txn->xid) != 0) {
@@ -210,9 +240,11 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
   }
 
   // The writers whose records go to the WAL: accepted ones that also passed their
-  // transaction validation. first_seqs[i] is written[i]'s first sequence.
+  // transaction validation. first_seqs[i] is written[i]'s first sequence. Of those, the
+  // ones whose batches go to the memtables (not a prepare or a rollback): inserters.
   std::vector<Writer*> written;
   std::vector<SequenceNumber> first_seqs;
+  std::vector<Writer*> inserters;
   if (s.ok() && !accepted.empty()) {
     SequenceNumber first = last_sequence_ + 1;
     SequenceNumber next = first;
@@ -318,11 +350,14 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
       }
     }
     if (s.ok() && !written.empty()) {
+      // The group is logged: its sequences are taken. Readers see none of them until every
+      // batch is in the memtables (FinishWriteGroup publishes).
       for (size_t i = 0; i < written.size(); ++i) {
         Writer* x = written[i];
         const WalRecordType type = x->txn != nullptr ? x->txn->type : kWalWriteBatch;
         if (type == kWalWriteBatch || type == kWalCommitPrepared) {
-          x->status = ApplyBatchToMemtables(*x->batch, first_seqs[i]);
+          x->first_seq = first_seqs[i];
+          inserters.push_back(x);
           if (x->txn != nullptr) x->txn->last_sequence = first_seqs[i] + x->batch->Count() - 1;
         }
       }
@@ -331,27 +366,84 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
         unlogged_last_ = next - 1;
       }
       last_sequence_ = next - 1;
-      visible_sequence_.store(last_sequence_, std::memory_order_release);
+      group.publish = true;
+      group.last_sequence = last_sequence_;
       stat_commit_groups_++;
       stat_commits_ += written.size();
     }
   }
   if (!s.ok()) {
     // A failure before the WAL write fails every accepted writer; one after it, every
-    // writer whose record was in that write.
+    // writer whose record was in that write. Nothing reaches a memtable.
     for (Writer* x : first_seqs.empty() ? accepted : written) x->status = s;
   }
 
+  // Members with batches worth a hand-off insert their own, all at once (MemTable::Add is
+  // safe concurrently); the leader inserts the rest. The memtables cannot be switched
+  // meanwhile: that happens only in the write queue, whose front this group keeps until
+  // FinishWriteGroup.
+  std::vector<Writer*> own;
+  for (Writer* x : inserters) {
+    if (x != &w && x->batch->Count() >= kMinEntriesForOwnInsert) own.push_back(x);
+  }
+  if (own.empty()) {
+    // Nothing worth handing off (a group of one, small batches): no coordination at all.
+    for (Writer* x : inserters) x->status = ApplyBatchToMemtables(*x->batch, x->first_seq);
+    FinishWriteGroup(&group, &w);
+    return w.status;
+  }
+  group.inserting.store(own.size() + 1, std::memory_order_relaxed);  // the leader too
   wl.lock();
-  for (Writer* x : group) {
+  w.ready.store(false, std::memory_order_relaxed);  // from here: set when the group is done
+  for (Writer* x : own) {
+    x->group = &group;
+    x->insert = true;
+    Wake(x);
+  }
+  wl.unlock();
+  stat_member_inserts_ += own.size();
+  w.group = &group;
+  for (Writer* x : inserters) {
+    if (x->insert) continue;
+    x->status = ApplyBatchToMemtables(*x->batch, x->first_seq);
+  }
+  return LeaveWriteGroup(&w);
+}
+
+Status DBImpl::InsertAsGroupMember(Writer* w) {
+  w->status = ApplyBatchToMemtables(*w->batch, w->first_seq);
+  return LeaveWriteGroup(w);
+}
+
+Status DBImpl::LeaveWriteGroup(Writer* w) {
+  if (w->group->inserting.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    FinishWriteGroup(w->group, w);
+    return w->status;
+  }
+  return WaitForWriteGroup(w);
+}
+
+Status DBImpl::WaitForWriteGroup(Writer* w) {
+  // Acknowledged only once visible: a writer reads its own write after Write returns.
+  SpinUntilReady(w->ready);
+  std::unique_lock<std::mutex> wl(write_mu_);
+  while (!w->done) w->cv.wait(wl);
+  return w->status;
+}
+
+void DBImpl::FinishWriteGroup(WriteGroup* group, Writer* self) {
+  if (group->publish) visible_sequence_.store(group->last_sequence, std::memory_order_release);
+  // The group (on its leader's stack) and its writers may go away once write_mu_ is
+  // released: each woken writer takes it before it returns.
+  std::lock_guard<std::mutex> wl(write_mu_);
+  for (Writer* x : group->members) {
     writers_.pop_front();
-    if (x != &w) {
+    if (x != self) {
       x->done = true;
       Wake(x);
     }
   }
   if (!writers_.empty()) Wake(writers_.front());
-  return w.status;
 }
 
 Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>& l, const std::vector<WriteBatch*>& group) {
