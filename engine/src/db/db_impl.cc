@@ -570,9 +570,10 @@ Status DBImpl::ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bo
     // records past the damage can never come back after the commits that follow.
     const uint64_t cut = reader->valid_end_offset();
     s = env_->TruncateFile(fname, cut);
-    // Durably: this WAL stops being the newest once recovery starts the next one, and a
-    // tail coming back after a power loss (preallocated zeros, say) would then be
-    // corruption. Matters when it outlives recovery (a prepared transaction pins it).
+    // Durably: this WAL stops being the newest once recovery starts the next one, and the
+    // manifest keeps naming it until recovery's last edit is durable; a tail coming back
+    // after a power loss in between (preallocated zeros, say) would then be a damaged
+    // tail in an older WAL: Corruption at every later open.
     std::unique_ptr<WritableFile> file;
     EnvOptions eo;
     eo.buffered_writes = false;

@@ -13,11 +13,14 @@
 //   PreallocatedZerosAreTheEndOfTheLog   FULL in a preallocated WAL: the zeros after a
 //                                        power loss are the end of the log, no warning
 //   RotatedWalsEndAtTheirLastRecord      rotation cuts the zeros off before the next WAL
+//   RecoveryCutsTheTailDurably           a power loss while a failed recovery's new WAL
+//                                        follows the cut one
 //   RandomPageLossKeepsASyncedPrefix     many seeded power losses against an oracle
 //
 // Randomized: TIDESDB_CRASH_SEED=<seed>, TIDESDB_CRASH_ROUNDS=<n> rounds (default 40).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <mutex>
 #include <random>
 #include <string>
@@ -322,6 +325,41 @@ TEST_F(WalPowerLossTest, RotatedWalsEndAtTheirLastRecord) {
   Status s = Open();
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(CheckPrefix(150), 150);
+}
+
+// Recovery cuts the newest WAL's tail (here the zeros a crash left) durably: until its
+// last manifest edit is durable the manifest still names that WAL, now behind the new one
+// recovery started, and zeros coming back there would be a damaged tail in an older WAL.
+// A crash; then a recovery that fails its last manifest sync (after the new WAL exists);
+// then the power goes. The next open succeeds with every synced commit.
+TEST_F(WalPowerLossTest, RecoveryCutsTheTailDurably) {
+  ASSERT_TRUE(Open().ok());
+  for (int i = 0; i < 30; ++i) Put(Key(0, i));
+  ASSERT_TRUE(db_->SyncWAL().ok());
+  const std::string wal = NewestWal();
+  if (SizeOf(wal) == RecordsEnd(wal)) GTEST_SKIP() << "no fallocate here";
+  disk_.fault.SetFilesystemActive(false);  // a crash: the zeros stay
+  db_.reset();
+  disk_.fault.SetFilesystemActive(true);
+
+  test::InjectingEnv injecting(&disk_.fault);
+  std::atomic<bool> new_wal{false};
+  injecting.SetBefore([&](test::EnvOp op, const std::string& fname) {
+    if (op == test::EnvOp::kCreateFile && fname.size() > 4 && fname.compare(fname.size() - 4, 4, ".wal") == 0)
+      new_wal = true;
+    if (new_wal && op == test::EnvOp::kSync && fname.find("MANIFEST") != std::string::npos)
+      return Status::IOError(fname, "injected: manifest sync fails");
+    return Status::OK();
+  });
+  options_.env = &injecting;
+  ASSERT_FALSE(Open().ok());
+  ASSERT_TRUE(new_wal.load());
+  options_.env = &disk_.fault;
+  ASSERT_TRUE(disk_.fault.SimulatePowerLoss(PowerLossMode::kDropUnsynced, 1).ok());
+
+  Status s = Open();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(CheckPrefix(30), 30);
 }
 
 // Seeded rounds on one database: commits in NONE mode with SyncWAL and FULL commits mixed

@@ -314,36 +314,6 @@ TEST_F(TwoPhaseCommitTest, RecoveredPreparedWritesConflictWithScannedRanges) {
   EXPECT_EQ(Db("k5") + Db("ar2") + Db("ar3"), "wrr");
 }
 
-// Recovery cuts the tail of the newest WAL (here the zeros preallocated past its records,
-// left by a crash) and must do so durably: a prepared transaction keeps that WAL past
-// recovery, when it is no longer the newest, and a tail coming back at a power loss would
-// then be a damaged record in an older WAL (Corruption). The records after the prepare
-// (unsynced, but kept by the crash) become durable with the cut.
-TEST_F(TwoPhaseCommitTest, RecoveryCutsTheWalTailDurably) {
-  FaultInjectionEnv fault;
-  options_.env = &fault;
-  Open();
-  auto t = db_->BeginTransaction(TransactionOptions());
-  ASSERT_TRUE(t->Put(cf_, "held", "1").ok());
-  ASSERT_TRUE(t->Prepare("keep").ok());
-  t.reset();
-  ASSERT_TRUE(db_->db()->Put(WriteOptions(), cf_, "after", "2").ok());
-  fault.SetFilesystemActive(false);  // a crash: the file keeps everything written
-  db_.reset();
-  fault.SetFilesystemActive(true);
-  Open();
-  EXPECT_EQ(db_->PreparedXids(), std::vector<std::string>{"keep"});
-  fault.SetFilesystemActive(false);  // then the power goes
-  db_.reset();
-  ASSERT_TRUE(fault.SimulatePowerLoss(PowerLossMode::kDropUnsynced, 3).ok());
-  fault.SetFilesystemActive(true);
-  Open();
-  EXPECT_EQ(db_->PreparedXids(), std::vector<std::string>{"keep"});
-  EXPECT_EQ(Db("after"), "2");
-  ASSERT_TRUE(db_->CommitPrepared("keep").ok());
-  EXPECT_EQ(Db("held"), "1");
-}
-
 TEST_F(TwoPhaseCommitTest, PreparedPinsItsWalAcrossRotation) {
   options_.unified_memtable_write_buffer_size = 64 << 10;
   Open();
