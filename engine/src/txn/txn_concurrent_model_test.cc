@@ -543,6 +543,16 @@ TEST_F(ConcurrentModelTest, WritersReadersTtlFlushAndCompactionAgainstTheOracle)
       snapshots_.size(), static_cast<unsigned long long>(flushes),
       static_cast<unsigned long long>(compactions));
 
+  std::string stats;
+  ASSERT_TRUE(db_->db()->GetProperty(nullptr, "tidesdb.stats", &stats));
+  auto stat = [&](const std::string& name) {
+    const size_t pos = stats.find(" " + name + "=");
+    return pos == std::string::npos
+               ? std::string("?")
+               : stats.substr(pos + name.size() + 2, stats.find(' ', pos + 1) - pos - name.size() - 2);
+  };
+  std::printf("while they ran: %s flushes, %s compactions, %s trivial moves\n", stat("flushes").c_str(),
+              stat("compactions").c_str(), stat("compaction_trivial_moves").c_str());
   CheckFinalState("before reopening");
   ASSERT_TRUE(db_->db()->WaitForBackgroundWork().ok());
   CheckFinalState("after background work");
