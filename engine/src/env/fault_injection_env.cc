@@ -110,13 +110,14 @@ class FaultWritableFile final : public WritableFile {
     // Only what was appended (and reserved) before the sync began counts as synced:
     // another thread may append while it runs (the WAL syncs outside its write queue).
     const uint64_t synced = size_.load();
-    uint64_t reserved = 0;
+    uint64_t reserved = 0, cuts = 0;
     {
       std::lock_guard<std::mutex> l(env_->mu_);
       reserved = state_->reserved_size;
+      cuts = state_->cuts;
     }
     if (s.ok()) s = base_->Sync();
-    if (s.ok()) env_->RecordSync(state_.get(), synced, reserved);
+    if (s.ok()) env_->RecordSync(state_.get(), synced, reserved, cuts);
     return s;
   }
 
@@ -140,6 +141,7 @@ class FaultWritableFile final : public WritableFile {
     if (s.ok()) {
       std::lock_guard<std::mutex> l(env_->mu_);
       state_->reserved_size = 0;  // still synced_reserved_size until the next Sync
+      state_->cuts++;
     }
     return s;
   }
@@ -213,11 +215,11 @@ bool FaultInjectionEnv::SyncFails(const std::string& fname) {
   return !fail_sync_of_.empty() && fname.find(fail_sync_of_) != std::string::npos;
 }
 
-void FaultInjectionEnv::RecordSync(FileState* state, uint64_t size, uint64_t reserved) {
+void FaultInjectionEnv::RecordSync(FileState* state, uint64_t size, uint64_t reserved, uint64_t cuts) {
   sync_count_.fetch_add(1);
   std::lock_guard<std::mutex> l(mu_);
   state->synced_size = size;
-  state->synced_reserved_size = reserved;
+  if (state->cuts == cuts) state->synced_reserved_size = reserved;
 }
 
 Status FaultInjectionEnv::OpenForWrite(const std::string& fname, const EnvOptions& options, bool append,
@@ -348,6 +350,7 @@ Status FaultInjectionEnv::TruncateFile(const std::string& fname, uint64_t size) 
     state->data_size = std::min(state->data_size, size);
     // The zeros cut off come back at a power loss until the next Sync.
     state->reserved_size = size > state->data_size ? std::min(state->reserved_size, size) : 0;
+    state->cuts++;
   }
   return s;
 }

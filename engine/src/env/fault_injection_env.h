@@ -145,6 +145,7 @@ class FaultInjectionEnv : public Env {
     uint64_t data_size = 0;
     uint64_t reserved_size = 0;         // length Preallocate asked for (0: none, or cut since)
     uint64_t synced_reserved_size = 0;  // the file's length at least, after a power loss
+    uint64_t cuts = 0;                  // TruncateToSize / TruncateFile calls so far
   };
 
   static constexpr uint64_t kNoLimit = ~uint64_t{0};
@@ -161,7 +162,9 @@ class FaultInjectionEnv : public Env {
   // how many that is (n when unlimited). UnreserveAppend gives back bytes not written.
   uint64_t ReserveAppend(uint64_t n);
   void UnreserveAppend(uint64_t n) { bytes_appended_.fetch_sub(n); }
-  void RecordSync(FileState* state, uint64_t size, uint64_t reserved);
+  // size and reserved as read when the sync began, with cuts then: a sync that began
+  // before a cut does not make the length before it durable again.
+  void RecordSync(FileState* state, uint64_t size, uint64_t reserved, uint64_t cuts);
   bool SyncFails(const std::string& fname);
 
   Env* const base_;

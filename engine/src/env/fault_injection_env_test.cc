@@ -11,6 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include "testutil/injecting_env.h"
+
 namespace tidesdb {
 namespace {
 
@@ -145,6 +147,41 @@ TEST_F(FaultInjectionEnvTest, PowerLossKeepsTheSyncedPreallocationAsZeros) {
     }
     for (const char* name : {"p", "q", "r", "t"}) ASSERT_TRUE(env_.RemoveFile(dir_ + "/" + name).ok());
   }
+}
+
+// A sync that began before TruncateToSize (another thread's, as the WAL syncs outside
+// its write queue) and ends after the cut and a later sync does not make the cut-off
+// zeros durable again.
+TEST_F(FaultInjectionEnvTest, ASyncThatBeganBeforeACutDoesNotUndoIt) {
+  test::InjectingEnv base(Env::Default());
+  std::atomic<int> syncs{0};
+  std::atomic<bool> release{false};
+  base.SetBefore([&](test::EnvOp op, const std::string&) {
+    if (op == test::EnvOp::kSync && syncs.fetch_add(1) == 1) {
+      while (!release.load()) std::this_thread::yield();  // the second sync stalls
+    }
+    return Status::OK();
+  });
+  FaultInjectionEnv env(&base);
+  std::unique_ptr<WritableFile> file;
+  EnvOptions options;
+  options.buffered_writes = false;
+  ASSERT_TRUE(env.NewWritableFile(dir_ + "/c", options, &file).ok());
+  ASSERT_TRUE(env.SyncDir(dir_).ok());
+  ASSERT_TRUE(file->Append(Pattern(100, 'a')).ok());
+  Status s = file->Preallocate(16 * 1024);
+  if (s.IsNotSupported()) GTEST_SKIP() << s.ToString();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(file->Sync().ok());                             // the reserve is durable
+  std::thread slow([&] { EXPECT_TRUE(file->Sync().ok()); });  // begins, then stalls
+  while (syncs.load() < 2) std::this_thread::yield();
+  ASSERT_TRUE(file->TruncateToSize().ok());
+  ASSERT_TRUE(file->Sync().ok());  // the cut is durable
+  release = true;
+  slow.join();
+  file.reset();
+  ASSERT_TRUE(env.SimulatePowerLoss(PowerLossMode::kDropUnsynced, 1).ok());
+  EXPECT_EQ(Read("c"), Pattern(100, 'a'));
 }
 
 TEST_F(FaultInjectionEnvTest, UnsyncedNewFilesDisappearWithoutSyncDir) {
