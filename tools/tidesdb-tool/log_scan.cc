@@ -30,6 +30,7 @@ LogScanResult ScanLog(const std::string& path, LogKind kind, const LogRecordFn& 
   }
   r.torn_tail = reader->torn_tail();
   r.lost_write = reader->lost_unsynced_write();
+  r.zero_tail = reader->zero_tail();
   r.valid_end = reader->valid_end_offset();
   return r;
 }
@@ -43,6 +44,12 @@ std::string DescribeTornTail(const std::string& path, const LogScanResult& r) {
     return path + ": offset " + std::to_string(r.valid_end) +
            ": lost unsynced write: " + std::to_string(r.file_size - r.valid_end) +
            " bytes from a damaged record on, with unsynced records after it (a power loss; recovery "
+           "truncates the log here)";
+  }
+  if (r.zero_tail) {
+    return path + ": offset " + std::to_string(r.valid_end) + ": " +
+           std::to_string(r.file_size - r.valid_end) +
+           " zero bytes after the last complete record (a live or crashed WAL's preallocated space; recovery "
            "truncates the log here)";
   }
   return path + ": offset " + std::to_string(r.valid_end) +

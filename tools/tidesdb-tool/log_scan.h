@@ -24,6 +24,7 @@ struct LogScanResult {
   // (or, with allow_lost_writes, that torn tail is an unsynced write lost at a power loss,
   // with valid records after it that recovery drops: wal/log_format.h)
   bool lost_write = false;
+  bool zero_tail = false;  // that torn tail is zeros to the end (a live WAL's preallocated space)
   uint64_t valid_end = 0;  // where the last good record ends (the truncation point of a torn tail)
 };
 

@@ -50,6 +50,18 @@ class WritableFile {
   // without waiting, so that a later Sync has less to do. No durability promise of its
   // own; the default does nothing.
   virtual Status StartWriteback(uint64_t offset, uint64_t nbytes) { return Status::OK(); }
+  // Makes the file at least `end` bytes long on disk, the space past Size() allocated and
+  // reading as zeros (fallocate), so that appends up to `end` write into space the file
+  // already has: a Sync after such an append need not also make a new file size durable
+  // (on ext4, one device write fewer per fsync). Size() does not change and the next
+  // Append still writes at Size(); the zeros stay part of the file until TruncateToSize.
+  // The new length is durable after the next Sync. NotSupported where the file system
+  // cannot (nothing changed) or for a file from NewAppendableFile; other errors may leave
+  // the file longer than before, zeros past Size() either way.
+  virtual Status Preallocate(uint64_t end) { return Status::NotSupported("preallocation"); }
+  // Cuts the file back to Size(), dropping space Preallocate reserved; durable after the
+  // next Sync. OK with nothing to do.
+  virtual Status TruncateToSize() { return Status::OK(); }
   virtual Status Close() = 0;
   // Bytes appended so far; for a file from NewAppendableFile, its size at open plus the
   // bytes appended since (so Size() is the file offset the next Append writes at).

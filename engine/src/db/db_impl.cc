@@ -570,8 +570,22 @@ Status DBImpl::ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bo
     // records past the damage can never come back after the commits that follow.
     const uint64_t cut = reader->valid_end_offset();
     s = env_->TruncateFile(fname, cut);
+    // Durably: this WAL stops being the newest once recovery starts the next one, and the
+    // manifest keeps naming it until recovery's last edit is durable; a tail coming back
+    // after a power loss in between (preallocated zeros, say) would then be a damaged
+    // tail in an older WAL: Corruption at every later open.
+    std::unique_ptr<WritableFile> file;
+    EnvOptions eo;
+    eo.buffered_writes = false;
+    if (s.ok()) s = env_->NewAppendableFile(fname, eo, &file);
+    if (s.ok()) s = file->Sync();
+    if (file) file->Close();
     if (!s.ok()) return s;
-    if (reader->lost_unsynced_write()) {
+    if (reader->zero_tail()) {
+      Log(LogLevel::kInfo, "recovery: %s: %llu zero bytes (preallocated, never written) cut at offset %llu",
+          fname.c_str(), static_cast<unsigned long long>(reader->file_size() - cut),
+          static_cast<unsigned long long>(cut));
+    } else if (reader->lost_unsynced_write()) {
       Log(LogLevel::kWarn,
           "recovery: %s: offset %llu: %s, followed by %llu bytes of records that were never synced (lost at "
           "a power loss); cut at offset %llu, keeping every commit synced before it",

@@ -5,6 +5,8 @@
 // the WAL files still needed up to their current size. Then, with the captured versions
 // keeping the files alive, it hard-links every SSTable and value log (copying where links
 // are not possible). Recovery in the copy replays the WAL tail as after a crash.
+#include <algorithm>
+
 #include "db/db_impl.h"
 #include "wal/log_writer.h"
 
@@ -53,11 +55,22 @@ Status DBImpl::Checkpoint(const std::string& dir) {
     // leader, we keep every commit, and so every append and WAL rotation, out meanwhile:
     // the WALs copied are up to what has been written.
     checkpoint_wal_pin_ = min_wal;
+    // The live WAL's file runs on past its records into preallocated zeros: copy only the
+    // records.
+    uint64_t live_wal = 0, live_size = 0;
+    {
+      std::lock_guard<std::mutex> g(wal_mu_);
+      if (wal_) {
+        live_wal = wal_number_;
+        live_size = wal_->size();
+      }
+    }
     l.unlock();
     Status st;
     for (uint64_t number : wals) {
       uint64_t size = 0;
       st = env_->GetFileSize(WalFileName(dbname_, number), &size);
+      if (number == live_wal) size = std::min(size, live_size);
       if (st.ok()) st = CopyFilePrefix(env_, WalFileName(dbname_, number), WalFileName(dir, number), size);
       if (!st.ok()) break;
     }

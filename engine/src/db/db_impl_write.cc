@@ -596,10 +596,11 @@ Status DBImpl::NewWal() {
     // Sync the finished log before its successor exists, so that after a power loss what
     // survives is a prefix of the commit order even in SyncMode::kNone: a later log never
     // outlives an earlier one's tail (recovery calls a damaged record in a WAL that is not
-    // the newest corruption). A writer that failed an append and was cut is durable
+    // the newest corruption). Finish also cuts off the file's preallocated zeros, which
+    // would read as such a tail. A writer that failed an append and was cut is durable
     // already.
     std::lock_guard<std::mutex> l(wal_mu_);
-    Status t = wal_cut_ ? Status::OK() : wal_->Sync();
+    Status t = wal_cut_ ? Status::OK() : wal_->Finish();
     if (!t.ok()) {
       NoteSyncFailed(t);
       wal_error_ = Status::IOError("WAL sync at rotation failed; reopen the database", t.ToString());

@@ -10,11 +10,17 @@
 //   DamageInsideTheSyncedRegion          a byte flipped below a claimed sync: Corruption
 //   SealedWalDamageIsCorruption          after a clean close the whole WAL is claimed
 //   OlderWalKeepsTheStrictRule           the same lost page in a WAL with a newer one after
+//   PreallocatedZerosAreTheEndOfTheLog   FULL in a preallocated WAL: the zeros after a
+//                                        power loss are the end of the log, no warning
+//   RotatedWalsEndAtTheirLastRecord      rotation cuts the zeros off before the next WAL
+//   RecoveryCutsTheTailDurably           a power loss while a failed recovery's new WAL
+//                                        follows the cut one
 //   RandomPageLossKeepsASyncedPrefix     many seeded power losses against an oracle
 //
 // Randomized: TIDESDB_CRASH_SEED=<seed>, TIDESDB_CRASH_ROUNDS=<n> rounds (default 40).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <mutex>
 #include <random>
 #include <string>
@@ -26,6 +32,7 @@
 #include "testutil/test_util.h"
 #include "tidesdb/db.h"
 #include "wal/log_format.h"
+#include "wal/log_reader.h"
 #include "wal/log_writer.h"
 
 namespace tidesdb {
@@ -89,6 +96,24 @@ class WalPowerLossTest : public ::testing::Test {
     return wals.empty() ? "" : dir_->Sub(wals.back());
   }
   uint64_t SizeOf(const std::string& path) { return test::FileSizeOrZero(path); }
+  // Where the WAL's records end: the file runs on into preallocated zeros while it is live.
+  uint64_t RecordsEnd(const std::string& wal, bool* zero_tail = nullptr) {
+    std::unique_ptr<LogReader> reader;
+    EXPECT_TRUE(LogReader::Open(Env::Default(), wal, &reader).ok());
+    if (!reader) return 0;
+    uint64_t number = 0;
+    EXPECT_TRUE(reader->ReadHeader(LogKind::kWal, &number).ok());
+    for (;;) {
+      uint8_t type = 0;
+      std::string payload;
+      bool eof = false;
+      Status s = reader->ReadRecord(&type, &payload, &eof);
+      EXPECT_TRUE(s.ok()) << s.ToString();
+      if (!s.ok() || eof) break;
+    }
+    if (zero_tail != nullptr) *zero_tail = reader->zero_tail();
+    return reader->valid_end_offset();
+  }
   // The power fails: nothing reaches the disk any more, the database is dropped, and the
   // unsynced pages of `wal` for which lose(page) is true are lost; other files keep all.
   void PowerLoss(const std::string& wal, const std::function<bool(uint64_t page)>& lose) {
@@ -108,9 +133,9 @@ class WalPowerLossTest : public ::testing::Test {
     for (int i = 0; i < 20; ++i) Put(Key(0, i));
     EXPECT_TRUE(db_->SyncWAL().ok());
     const std::string wal = NewestWal();
-    const uint64_t synced = SizeOf(wal);
+    const uint64_t synced = RecordsEnd(wal);
     for (int i = 20; i < 60; ++i) Put(Key(0, i));
-    EXPECT_GT(SizeOf(wal), synced + 4 * kPowerLossPageSize);
+    EXPECT_GT(RecordsEnd(wal), synced + 4 * kPowerLossPageSize);
     const uint64_t lost = (synced / kPowerLossPageSize + 1) * kPowerLossPageSize;
     PowerLoss(wal, [&](uint64_t page) { return page == lost; });
     return wal;
@@ -166,14 +191,14 @@ TEST_F(WalPowerLossTest, FullKeepsEveryAcknowledgedCommit) {
   ASSERT_TRUE(Open().ok());
   for (int i = 0; i < 30; ++i) Put(Key(0, i));
   const std::string wal = NewestWal();
-  const uint64_t synced = SizeOf(wal);
+  const uint64_t synced = RecordsEnd(wal);
   WriteOptions nosync;
   nosync.sync_mode = SyncMode::kNone;
   WriteBatch big;
   for (int i = 0; i < 8; ++i) big.Put(db_->DefaultColumnFamily(), Key(2, i), ValueFor(Key(2, i)));
   ASSERT_TRUE(db_->Write(nosync, &big).ok());
   for (int i = 0; i < 3; ++i) Put(Key(3, i), nosync);
-  ASSERT_GT(SizeOf(wal), synced + 3 * kPowerLossPageSize);
+  ASSERT_GT(RecordsEnd(wal), synced + 3 * kPowerLossPageSize);
   const uint64_t first_unsynced_page = synced - synced % kPowerLossPageSize;
   PowerLoss(wal, [&](uint64_t page) { return page == first_unsynced_page; });
 
@@ -191,7 +216,7 @@ TEST_F(WalPowerLossTest, DamageInsideTheSyncedRegion) {
   ASSERT_TRUE(Open().ok());
   for (int i = 0; i < 20; ++i) Put(Key(0, i));
   const std::string wal = NewestWal();
-  const uint64_t middle = SizeOf(wal) / 2;
+  const uint64_t middle = RecordsEnd(wal) / 2;
   ASSERT_TRUE(db_->SyncWAL().ok());
   for (int i = 20; i < 30; ++i) Put(Key(0, i));  // the first of them carries the sync mark
   PowerLoss(wal, [](uint64_t) { return false; });
@@ -212,7 +237,7 @@ TEST_F(WalPowerLossTest, SealedWalDamageIsCorruption) {
   ASSERT_TRUE(Open().ok());
   for (int i = 0; i < 10; ++i) Put(Key(0, i));
   const std::string wal = NewestWal();
-  const uint64_t last_record_middle = SizeOf(wal) - 100;
+  const uint64_t last_record_middle = RecordsEnd(wal) - 100;
   db_.reset();
   ASSERT_TRUE(test::XorByte(wal, last_record_middle, 0x08).ok());
   Status s = Open();
@@ -239,6 +264,102 @@ TEST_F(WalPowerLossTest, OlderWalKeepsTheStrictRule) {
   ASSERT_TRUE(s.IsCorruption()) << s.ToString();
   EXPECT_NE(s.ToString().find(wal + ": offset "), std::string::npos) << s.ToString();
   EXPECT_EQ(WarningsWith("never synced"), 0);
+}
+
+// FULL commits in a preallocated WAL (log_writer.h), then a power loss in each mode: the
+// WAL keeps the length synced with its first commit, zeros past the records; recovery
+// reads them as the end of the log (no warning: nothing was torn), keeps every commit and
+// cuts the zeros off.
+TEST_F(WalPowerLossTest, PreallocatedZerosAreTheEndOfTheLog) {
+  options_.sync_mode = SyncMode::kFull;
+  int round = 0;
+  for (PowerLossMode mode :
+       {PowerLossMode::kDropUnsynced, PowerLossMode::kTornUnsynced, PowerLossMode::kLoseUnsyncedPages}) {
+    SCOPED_TRACE(static_cast<int>(mode));
+    ASSERT_TRUE(Open().ok());
+    for (int i = 0; i < 40; ++i) Put(Key(round, i));
+    const std::string wal = NewestWal();
+    const uint64_t end = RecordsEnd(wal);
+    if (SizeOf(wal) == end) GTEST_SKIP() << "no fallocate here";
+    EXPECT_EQ(SizeOf(wal), kWalPreallocateBytes);
+    disk_.fault.SetFilesystemActive(false);
+    db_.reset();
+    ASSERT_TRUE(disk_.fault.SimulatePowerLoss(mode, 100 + round).ok());
+    disk_.fault.SetFilesystemActive(true);
+    EXPECT_EQ(SizeOf(wal), kWalPreallocateBytes);
+    bool zero_tail = false;
+    EXPECT_EQ(RecordsEnd(wal, &zero_tail), end);
+    EXPECT_TRUE(zero_tail);
+
+    Status s = Open();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    for (int r = 0; r <= round; ++r) {
+      for (int i = 0; i < 40; ++i) EXPECT_TRUE(Has(Key(r, i))) << Key(r, i);
+    }
+    EXPECT_TRUE(SizeOf(wal) == 0 || SizeOf(wal) == end);  // cut at recovery (or deleted after its flush)
+    EXPECT_EQ(WarningsWith("torn"), 0);
+    EXPECT_EQ(WarningsWith("never synced"), 0);
+    db_.reset();
+    ++round;
+  }
+}
+
+// Rotation cuts the old WAL's zeros off durably before the next WAL exists: after many
+// rotations and a power loss, no older WAL ends in zeros (which recovery would call a
+// damaged tail in a WAL that is not the newest), and every FULL commit is there.
+TEST_F(WalPowerLossTest, RotatedWalsEndAtTheirLastRecord) {
+  options_.sync_mode = SyncMode::kFull;
+  options_.unified_memtable_write_buffer_size = 64 << 10;
+  ASSERT_TRUE(Open().ok());
+  for (int i = 0; i < 150; ++i) Put(Key(0, i));  // ~250 KB through 64 KB memtables
+  const std::vector<std::string> wals = test::FilesWithSuffix(dir_->path(), ".wal");
+  for (size_t i = 0; i + 1 < wals.size(); ++i) {
+    bool zero_tail = true;
+    EXPECT_EQ(RecordsEnd(dir_->Sub(wals[i]), &zero_tail), SizeOf(dir_->Sub(wals[i]))) << wals[i];
+    EXPECT_FALSE(zero_tail) << wals[i];
+  }
+  disk_.fault.SetFilesystemActive(false);
+  db_.reset();
+  ASSERT_TRUE(disk_.fault.SimulatePowerLoss(PowerLossMode::kLoseUnsyncedPages, 5).ok());
+  disk_.fault.SetFilesystemActive(true);
+  Status s = Open();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(CheckPrefix(150), 150);
+}
+
+// Recovery cuts the newest WAL's tail (here the zeros a crash left) durably: until its
+// last manifest edit is durable the manifest still names that WAL, now behind the new one
+// recovery started, and zeros coming back there would be a damaged tail in an older WAL.
+// A crash; then a recovery that fails its last manifest sync (after the new WAL exists);
+// then the power goes. The next open succeeds with every synced commit.
+TEST_F(WalPowerLossTest, RecoveryCutsTheTailDurably) {
+  ASSERT_TRUE(Open().ok());
+  for (int i = 0; i < 30; ++i) Put(Key(0, i));
+  ASSERT_TRUE(db_->SyncWAL().ok());
+  const std::string wal = NewestWal();
+  if (SizeOf(wal) == RecordsEnd(wal)) GTEST_SKIP() << "no fallocate here";
+  disk_.fault.SetFilesystemActive(false);  // a crash: the zeros stay
+  db_.reset();
+  disk_.fault.SetFilesystemActive(true);
+
+  test::InjectingEnv injecting(&disk_.fault);
+  std::atomic<bool> new_wal{false};
+  injecting.SetBefore([&](test::EnvOp op, const std::string& fname) {
+    if (op == test::EnvOp::kCreateFile && fname.size() > 4 && fname.compare(fname.size() - 4, 4, ".wal") == 0)
+      new_wal = true;
+    if (new_wal && op == test::EnvOp::kSync && fname.find("MANIFEST") != std::string::npos)
+      return Status::IOError(fname, "injected: manifest sync fails");
+    return Status::OK();
+  });
+  options_.env = &injecting;
+  ASSERT_FALSE(Open().ok());
+  ASSERT_TRUE(new_wal.load());
+  options_.env = &disk_.fault;
+  ASSERT_TRUE(disk_.fault.SimulatePowerLoss(PowerLossMode::kDropUnsynced, 1).ok());
+
+  Status s = Open();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(CheckPrefix(30), 30);
 }
 
 // Seeded rounds on one database: commits in NONE mode with SyncWAL and FULL commits mixed

@@ -8,6 +8,8 @@
 //    Close or a full buffer.
 //  * A file opened by NewAppendableFile reports Size() = its size at open + bytes appended,
 //    so that writers reopened after recovery see real file offsets.
+//  * Preallocate is fallocate(2) with mode 0 (the file size grows, the new space reads as
+//    zeros; no data is written). Never emulated by writing zeros: NotSupported instead.
 //  * NowMicros is wall-clock time (CLOCK_REALTIME), because callers compare it with TTL
 //    expiry times that are stored on disk and must survive a restart. It can jump when the
 //    system clock is set; do not use it where a monotonic interval is essential.
@@ -117,8 +119,12 @@ class PosixRandomAccessFile final : public RandomAccessFile {
 
 class PosixWritableFile final : public WritableFile {
  public:
-  PosixWritableFile(std::string fname, int fd, bool buffered, uint64_t initial_size)
-      : fname_(std::move(fname)), fd_(fd), buffered_(buffered), size_(initial_size) {
+  PosixWritableFile(std::string fname, int fd, bool buffered, uint64_t initial_size, bool append_mode)
+      : fname_(std::move(fname)),
+        fd_(fd),
+        buffered_(buffered),
+        append_mode_(append_mode),
+        size_(initial_size) {
     if (buffered_) buf_.reserve(kWritableBufferSize);
   }
 
@@ -178,6 +184,35 @@ class PosixWritableFile final : public WritableFile {
                             SYNC_FILE_RANGE_WRITE);
     return Status::OK();
   }
+  Status Preallocate(uint64_t end) override {
+    if (fd_ < 0) return Status::IOError(fname_, "preallocate after close");
+    // With O_APPEND every write goes to the end of the file, past the zeros.
+    if (append_mode_) return Status::NotSupported(fname_, "preallocation of a file opened for append");
+    if (end <= size_) return Status::OK();
+    preallocated_ = true;  // even a failed fallocate may have extended the file
+    while (::fallocate(fd_, 0, static_cast<off_t>(size_), static_cast<off_t>(end - size_)) != 0) {
+      if (errno == EINTR) continue;
+      if (errno == EOPNOTSUPP || errno == ENOSYS) {
+        preallocated_ = false;
+        return Status::NotSupported(fname_, std::strerror(errno));
+      }
+      return PosixError(fname_, errno);
+    }
+    return Status::OK();
+  }
+
+  Status TruncateToSize() override {
+    if (fd_ < 0) return Status::IOError(fname_, "truncate after close");
+    if (!preallocated_) return Status::OK();
+    Status s = FlushBuffer();
+    if (!s.ok()) return s;
+    while (::ftruncate(fd_, static_cast<off_t>(size_)) != 0) {
+      if (errno != EINTR) return PosixError(fname_, errno);
+    }
+    preallocated_ = false;
+    return Status::OK();
+  }
+
   uint64_t Size() const override { return size_; }
 
  private:
@@ -208,6 +243,8 @@ class PosixWritableFile final : public WritableFile {
   const std::string fname_;
   int fd_;
   const bool buffered_;
+  const bool append_mode_;     // O_APPEND
+  bool preallocated_ = false;  // the file may be longer than size_ (zeros past it)
   uint64_t size_;
   std::string buf_;
 };
@@ -251,7 +288,8 @@ class PosixEnv final : public Env {
                          std::unique_ptr<WritableFile>* result) override {
     int fd = OpenRetry(fname, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return PosixError(fname, errno);
-    *result = std::make_unique<PosixWritableFile>(fname, fd, options.buffered_writes, 0);
+    *result =
+        std::make_unique<PosixWritableFile>(fname, fd, options.buffered_writes, 0, /*append_mode=*/false);
     return Status::OK();
   }
 
@@ -266,7 +304,7 @@ class PosixEnv final : public Env {
       return s;
     }
     *result = std::make_unique<PosixWritableFile>(fname, fd, options.buffered_writes,
-                                                  static_cast<uint64_t>(st.st_size));
+                                                  static_cast<uint64_t>(st.st_size), /*append_mode=*/true);
     return Status::OK();
   }
 

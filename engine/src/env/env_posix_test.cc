@@ -77,6 +77,59 @@ TEST_F(EnvPosixTest, UnbufferedAppendReachesTheFileBeforeReturning) {
   EXPECT_TRUE(file->Append("x").IsIOError());
 }
 
+// Preallocate: the file on disk is as long as asked, zeros past the appended bytes, while
+// Size() and the next append's offset stay at the appended bytes; TruncateToSize cuts the
+// zeros off. Skipped where the file system cannot preallocate (tmpfs can, ext4 and xfs
+// can).
+TEST_F(EnvPosixTest, PreallocatedSpaceIsZerosPastSizeUntilTruncateToSize) {
+  const std::string path = dir_ + "/wal";
+  for (bool buffered : {false, true}) {
+    std::unique_ptr<WritableFile> file;
+    EnvOptions options;
+    options.buffered_writes = buffered;
+    ASSERT_TRUE(env_->NewWritableFile(path, options, &file).ok());
+    ASSERT_TRUE(file->Append("head").ok());
+    Status s = file->Preallocate(64 * 1024);
+    if (s.IsNotSupported()) GTEST_SKIP() << s.ToString();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(FileSize(path), 64u * 1024);
+    EXPECT_EQ(file->Size(), 4u);
+    ASSERT_TRUE(file->Append("tail").ok());
+    ASSERT_TRUE(file->Sync().ok());
+    EXPECT_EQ(file->Size(), 8u);
+    std::string data;
+    ASSERT_TRUE(ReadFileToString(env_, path, &data).ok());
+    ASSERT_EQ(data.size(), 64u * 1024);
+    EXPECT_EQ(data.substr(0, 8), "headtail");
+    EXPECT_TRUE(std::all_of(data.begin() + 8, data.end(), [](char c) { return c == 0; }));
+    EXPECT_TRUE(file->Preallocate(6).ok());  // below Size(): nothing to do
+    EXPECT_EQ(FileSize(path), 64u * 1024);
+
+    ASSERT_TRUE(file->Append("more").ok());
+    ASSERT_TRUE(file->TruncateToSize().ok());
+    EXPECT_EQ(FileSize(path), 12u);
+    ASSERT_TRUE(file->TruncateToSize().ok());  // nothing left to cut
+    ASSERT_TRUE(file->Close().ok());
+    ASSERT_TRUE(ReadFileToString(env_, path, &data).ok());
+    EXPECT_EQ(data, "headtailmore");
+  }
+}
+
+// A file opened for append writes at the end of the file whatever its offset: zeros in
+// front of the appends would be holes in the data, so it refuses to preallocate.
+TEST_F(EnvPosixTest, AppendableFileDoesNotPreallocate) {
+  const std::string path = dir_ + "/log";
+  ASSERT_TRUE(WriteStringToFile(env_, "abc", path, false).ok());
+  std::unique_ptr<WritableFile> file;
+  EnvOptions options;
+  options.buffered_writes = false;
+  ASSERT_TRUE(env_->NewAppendableFile(path, options, &file).ok());
+  EXPECT_TRUE(file->Preallocate(4096).IsNotSupported());
+  EXPECT_EQ(FileSize(path), 3u);
+  ASSERT_TRUE(file->TruncateToSize().ok());
+  ASSERT_TRUE(file->Close().ok());
+}
+
 TEST_F(EnvPosixTest, BufferedAppendWaitsForFlush) {
   const std::string path = dir_ + "/sst";
   std::unique_ptr<WritableFile> file;

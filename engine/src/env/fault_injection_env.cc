@@ -83,6 +83,7 @@ class FaultWritableFile final : public WritableFile {
       if (s.ok()) buf_.append(part);
     } else if (!part.empty()) {
       s = base_->Append(part);
+      if (s.ok()) NoteWritten(part.size());
     }
     if (!s.ok()) {
       env_->UnreserveAppend(allowed);
@@ -106,11 +107,42 @@ class FaultWritableFile final : public WritableFile {
     if (!s.ok()) return s;
     s = FlushBuffer();
     if (s.ok() && env_->SyncFails(fname_)) return Status::IOError(fname_, "injected sync failure");
-    // Only what was appended before the sync began counts as synced: another thread may
-    // append while it runs (the WAL syncs outside its write queue).
+    // Only what was appended (and reserved) before the sync began counts as synced:
+    // another thread may append while it runs (the WAL syncs outside its write queue).
     const uint64_t synced = size_.load();
+    uint64_t reserved = 0, cuts = 0;
+    {
+      std::lock_guard<std::mutex> l(env_->mu_);
+      reserved = state_->reserved_size;
+      cuts = state_->cuts;
+    }
     if (s.ok()) s = base_->Sync();
-    if (s.ok()) env_->RecordSync(state_.get(), synced);
+    if (s.ok()) env_->RecordSync(state_.get(), synced, reserved, cuts);
+    return s;
+  }
+
+  Status Preallocate(uint64_t end) override {
+    if (closed_) return Status::IOError(fname_, "preallocate after close");
+    Status s = env_->CheckActive(fname_);
+    if (!s.ok()) return s;
+    s = base_->Preallocate(end);
+    if (s.ok()) {
+      std::lock_guard<std::mutex> l(env_->mu_);
+      state_->reserved_size = std::max(state_->reserved_size, end);
+    }
+    return s;
+  }
+
+  Status TruncateToSize() override {
+    if (closed_) return Status::IOError(fname_, "truncate after close");
+    Status s = env_->CheckActive(fname_);
+    if (s.ok()) s = FlushBuffer();
+    if (s.ok()) s = base_->TruncateToSize();
+    if (s.ok()) {
+      std::lock_guard<std::mutex> l(env_->mu_);
+      state_->reserved_size = 0;  // still synced_reserved_size until the next Sync
+      state_->cuts++;
+    }
     return s;
   }
 
@@ -133,8 +165,14 @@ class FaultWritableFile final : public WritableFile {
   Status FlushBuffer() {
     if (buf_.empty()) return Status::OK();
     Status s = base_->Append(buf_);
+    if (s.ok()) NoteWritten(buf_.size());
     buf_.clear();
     return s;
+  }
+
+  void NoteWritten(uint64_t n) {
+    std::lock_guard<std::mutex> l(env_->mu_);
+    state_->data_size += n;
   }
 
   FaultInjectionEnv* const env_;
@@ -177,10 +215,11 @@ bool FaultInjectionEnv::SyncFails(const std::string& fname) {
   return !fail_sync_of_.empty() && fname.find(fail_sync_of_) != std::string::npos;
 }
 
-void FaultInjectionEnv::RecordSync(FileState* state, uint64_t size) {
+void FaultInjectionEnv::RecordSync(FileState* state, uint64_t size, uint64_t reserved, uint64_t cuts) {
   sync_count_.fetch_add(1);
   std::lock_guard<std::mutex> l(mu_);
   state->synced_size = size;
+  if (state->cuts == cuts) state->synced_reserved_size = reserved;
 }
 
 Status FaultInjectionEnv::OpenForWrite(const std::string& fname, const EnvOptions& options, bool append,
@@ -206,6 +245,7 @@ Status FaultInjectionEnv::OpenForWrite(const std::string& fname, const EnvOption
       // Bytes already in a file reopened for append count as durable; a truncating open
       // leaves nothing durable.
       state->synced_size = append ? base_file->Size() : 0;
+      state->data_size = state->synced_size;
       state->unlinked = !existed || was_unlinked;
       files_[fname] = state;
     }
@@ -304,7 +344,14 @@ Status FaultInjectionEnv::TruncateFile(const std::string& fname, uint64_t size) 
   if (!s.ok()) return s;
   std::lock_guard<std::mutex> l(mu_);
   auto it = files_.find(fname);
-  if (it != files_.end()) it->second->synced_size = std::min(it->second->synced_size, size);
+  if (it != files_.end()) {
+    FileState* state = it->second.get();
+    state->synced_size = std::min(state->synced_size, size);
+    state->data_size = std::min(state->data_size, size);
+    // The zeros cut off come back at a power loss until the next Sync.
+    state->reserved_size = size > state->data_size ? std::min(state->reserved_size, size) : 0;
+    state->cuts++;
+  }
   return s;
 }
 
@@ -399,10 +446,14 @@ Status FaultInjectionEnv::LosePower(const KeepFn& keep_unsynced) {
       it = files_.erase(it);
       continue;
     }
-    if (s.ok() && real_size > state->synced_size) {
-      const uint64_t synced = state->synced_size;
+    // Past data_size a preallocated file holds zeros nobody wrote: they are not unsynced
+    // bytes, and what length survives follows the reserve synced last.
+    const bool preallocated = state->reserved_size > 0 || state->synced_reserved_size > 0;
+    const uint64_t data_end = preallocated ? std::min(real_size, state->data_size) : real_size;
+    if (s.ok() && (data_end > state->synced_size || preallocated)) {
+      const uint64_t synced = std::min(state->synced_size, data_end);
       std::string kept;
-      s = keep_unsynced(path, synced, real_size, &kept);
+      if (data_end > synced) s = keep_unsynced(path, synced, data_end, &kept);
       if (s.ok()) s = base_->TruncateFile(path, synced);
       if (s.ok() && !kept.empty()) {
         // Rewrite the unsynced bytes that survived.
@@ -414,9 +465,18 @@ Status FaultInjectionEnv::LosePower(const KeepFn& keep_unsynced) {
         if (s.ok()) s = file->Sync();
         if (s.ok()) s = file->Close();
       }
-      if (s.ok()) state->synced_size = synced + kept.size();
+      uint64_t end = synced + kept.size();
+      if (s.ok() && state->synced_reserved_size > end) {
+        s = base_->TruncateFile(path, state->synced_reserved_size);  // extends with zeros
+        end = state->synced_reserved_size;
+      }
+      if (s.ok()) {
+        state->synced_size = synced + kept.size();
+        state->data_size = state->synced_size;
+        state->reserved_size = state->synced_reserved_size = end > state->synced_size ? end : 0;
+      }
     } else if (s.ok()) {
-      state->synced_size = real_size;
+      state->synced_size = state->data_size = real_size;
     }
     note(s);
     ++it;

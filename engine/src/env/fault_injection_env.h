@@ -19,12 +19,20 @@
 //                  where its last surviving page ends. SimulatePageLoss chooses the pages.
 // Afterwards the tracking state restarts: what remains counts as synced and linked.
 //
+// Preallocation (WritableFile::Preallocate) is passed to the base file, so the real file
+// carries zeros past its appended bytes, as on a real disk. The reserved length is durable
+// from the file's next Sync: a power loss keeps the file at least as long as the length
+// reserved at its last Sync (zeros past what survives of the appended bytes), drops space
+// reserved since, and brings back, as zeros, space cut off by TruncateToSize or
+// TruncateFile since that Sync.
+//
 // Limitations:
 //   * Renames and removes are not undone, even without SyncDir: after a power loss the
 //     directory shows its latest names. The tracked state follows a renamed file; a file
 //     renamed over a durably linked name counts as linked, one renamed to a new name keeps
 //     its own linked state.
-//   * Truncation through TruncateFile counts as durable for the bytes it keeps.
+//   * Truncation through TruncateFile counts as durable for the appended bytes it keeps
+//     (preallocated zeros it cuts come back until a Sync: see above).
 //   * LinkFile is passed through untracked (checkpoints link finished, synced files).
 //   * Files that existed before and were not opened for writing through this Env are
 //     never touched. A file reopened with NewAppendableFile counts its existing bytes as
@@ -132,6 +140,12 @@ class FaultInjectionEnv : public Env {
   struct FileState {
     uint64_t synced_size = 0;  // bytes durable by Sync
     bool unlinked = false;     // created since the last SyncDir of its directory
+    // Appended bytes that reached the base file; past them the file holds only
+    // preallocated zeros.
+    uint64_t data_size = 0;
+    uint64_t reserved_size = 0;         // length Preallocate asked for (0: none, or cut since)
+    uint64_t synced_reserved_size = 0;  // the file's length at least, after a power loss
+    uint64_t cuts = 0;                  // TruncateToSize / TruncateFile calls so far
   };
 
   static constexpr uint64_t kNoLimit = ~uint64_t{0};
@@ -148,7 +162,9 @@ class FaultInjectionEnv : public Env {
   // how many that is (n when unlimited). UnreserveAppend gives back bytes not written.
   uint64_t ReserveAppend(uint64_t n);
   void UnreserveAppend(uint64_t n) { bytes_appended_.fetch_sub(n); }
-  void RecordSync(FileState* state, uint64_t size);
+  // size and reserved as read when the sync began, with cuts then: a sync that began
+  // before a cut does not make the length before it durable again.
+  void RecordSync(FileState* state, uint64_t size, uint64_t reserved, uint64_t cuts);
   bool SyncFails(const std::string& fname);
 
   Env* const base_;

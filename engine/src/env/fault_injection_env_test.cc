@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "testutil/injecting_env.h"
 
 namespace tidesdb {
 namespace {
@@ -66,6 +69,119 @@ TEST_F(FaultInjectionEnvTest, PowerLossTruncatesToSyncedSize) {
   // Tracking restarts: a second power loss keeps what the first left.
   ASSERT_TRUE(env_.SimulatePowerLoss(PowerLossMode::kDropUnsynced, 2).ok());
   EXPECT_EQ(Read("a"), synced);
+}
+
+// Preallocated space: the length reserved before the last Sync survives a power loss as
+// zeros past what survives of the appended bytes; a reserve not yet synced is dropped, and
+// zeros cut off since the last Sync come back. Every mode, since the zeros are not
+// unsynced bytes to tear or lose.
+TEST_F(FaultInjectionEnvTest, PowerLossKeepsTheSyncedPreallocationAsZeros) {
+  for (PowerLossMode mode :
+       {PowerLossMode::kDropUnsynced, PowerLossMode::kTornUnsynced, PowerLossMode::kLoseUnsyncedPages}) {
+    SCOPED_TRACE(static_cast<int>(mode));
+    auto file = Open("p");
+    ASSERT_TRUE(env_.SyncDir(dir_).ok());
+    const std::string synced = Pattern(100, 'a');
+    ASSERT_TRUE(file->Append(synced).ok());
+    Status s = file->Preallocate(32 * 1024);
+    if (s.IsNotSupported()) GTEST_SKIP() << s.ToString();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_TRUE(file->Sync().ok());
+    ASSERT_TRUE(file->Append(Pattern(5000, 'k')).ok());  // unsynced, inside the reserve
+    ASSERT_TRUE(file->Preallocate(64 * 1024).ok());      // not synced: dropped
+    file.reset();
+    ASSERT_TRUE(env_.SimulatePowerLoss(mode, 7).ok());
+    std::string data = Read("p");
+    ASSERT_EQ(data.size(), 32u * 1024);
+    EXPECT_EQ(data.substr(0, 100), synced);
+    // Past the synced bytes: some prefix of the unsynced ones (torn or lost as the mode
+    // says), then zeros; never anything past the appended 5100 bytes.
+    EXPECT_TRUE(std::all_of(data.begin() + 5100, data.end(), [](char c) { return c == 0; }));
+
+    // Cut off and not synced since: the zeros come back.
+    std::unique_ptr<WritableFile> again;
+    EnvOptions options;
+    options.buffered_writes = false;
+    ASSERT_TRUE(env_.NewWritableFile(dir_ + "/q", options, &again).ok());
+    ASSERT_TRUE(env_.SyncDir(dir_).ok());
+    ASSERT_TRUE(again->Append(synced).ok());
+    ASSERT_TRUE(again->Preallocate(16 * 1024).ok());
+    ASSERT_TRUE(again->Sync().ok());
+    ASSERT_TRUE(again->TruncateToSize().ok());
+    EXPECT_EQ(Read("q"), synced);
+    again.reset();
+    ASSERT_TRUE(env_.SimulatePowerLoss(mode, 8).ok());
+    data = Read("q");
+    ASSERT_EQ(data.size(), 16u * 1024);
+    EXPECT_EQ(data.substr(0, 100), synced);
+
+    // Cut off and synced: gone for good.
+    ASSERT_TRUE(env_.NewWritableFile(dir_ + "/r", options, &again).ok());
+    ASSERT_TRUE(env_.SyncDir(dir_).ok());
+    ASSERT_TRUE(again->Append(synced).ok());
+    ASSERT_TRUE(again->Preallocate(16 * 1024).ok());
+    ASSERT_TRUE(again->Sync().ok());
+    ASSERT_TRUE(again->TruncateToSize().ok());
+    ASSERT_TRUE(again->Sync().ok());
+    again.reset();
+    ASSERT_TRUE(env_.SimulatePowerLoss(mode, 9).ok());
+    EXPECT_EQ(Read("r"), synced);
+
+    // TruncateFile by path, then a Sync through a new handle (as recovery cuts a WAL's
+    // tail): gone for good too; without that Sync the zeros come back.
+    for (bool sync_after : {false, true}) {
+      ASSERT_TRUE(env_.NewWritableFile(dir_ + "/t", options, &again).ok());
+      ASSERT_TRUE(env_.SyncDir(dir_).ok());
+      ASSERT_TRUE(again->Append(synced).ok());
+      ASSERT_TRUE(again->Preallocate(16 * 1024).ok());
+      ASSERT_TRUE(again->Sync().ok());
+      again.reset();
+      ASSERT_TRUE(env_.TruncateFile(dir_ + "/t", 100).ok());
+      if (sync_after) {
+        ASSERT_TRUE(env_.NewAppendableFile(dir_ + "/t", options, &again).ok());
+        ASSERT_TRUE(again->Sync().ok());
+        again.reset();
+      }
+      ASSERT_TRUE(env_.SimulatePowerLoss(mode, 10).ok());
+      EXPECT_EQ(Read("t").size(), sync_after ? 100u : 16u * 1024) << sync_after;
+    }
+    for (const char* name : {"p", "q", "r", "t"}) ASSERT_TRUE(env_.RemoveFile(dir_ + "/" + name).ok());
+  }
+}
+
+// A sync that began before TruncateToSize (another thread's, as the WAL syncs outside
+// its write queue) and ends after the cut and a later sync does not make the cut-off
+// zeros durable again.
+TEST_F(FaultInjectionEnvTest, ASyncThatBeganBeforeACutDoesNotUndoIt) {
+  test::InjectingEnv base(Env::Default());
+  std::atomic<int> syncs{0};
+  std::atomic<bool> release{false};
+  base.SetBefore([&](test::EnvOp op, const std::string&) {
+    if (op == test::EnvOp::kSync && syncs.fetch_add(1) == 1) {
+      while (!release.load()) std::this_thread::yield();  // the second sync stalls
+    }
+    return Status::OK();
+  });
+  FaultInjectionEnv env(&base);
+  std::unique_ptr<WritableFile> file;
+  EnvOptions options;
+  options.buffered_writes = false;
+  ASSERT_TRUE(env.NewWritableFile(dir_ + "/c", options, &file).ok());
+  ASSERT_TRUE(env.SyncDir(dir_).ok());
+  ASSERT_TRUE(file->Append(Pattern(100, 'a')).ok());
+  Status s = file->Preallocate(16 * 1024);
+  if (s.IsNotSupported()) GTEST_SKIP() << s.ToString();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(file->Sync().ok());                             // the reserve is durable
+  std::thread slow([&] { EXPECT_TRUE(file->Sync().ok()); });  // begins, then stalls
+  while (syncs.load() < 2) std::this_thread::yield();
+  ASSERT_TRUE(file->TruncateToSize().ok());
+  ASSERT_TRUE(file->Sync().ok());  // the cut is durable
+  release = true;
+  slow.join();
+  file.reset();
+  ASSERT_TRUE(env.SimulatePowerLoss(PowerLossMode::kDropUnsynced, 1).ok());
+  EXPECT_EQ(Read("c"), Pattern(100, 'a'));
 }
 
 TEST_F(FaultInjectionEnvTest, UnsyncedNewFilesDisappearWithoutSyncDir) {

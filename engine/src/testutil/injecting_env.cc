@@ -10,6 +10,8 @@ class NoSyncFile final : public WritableFile {
   Status Append(Slice data) override { return base_->Append(data); }
   Status Flush() override { return base_->Flush(); }
   Status Sync() override { return base_->Flush(); }
+  Status Preallocate(uint64_t end) override { return base_->Preallocate(end); }
+  Status TruncateToSize() override { return base_->TruncateToSize(); }
   Status Close() override { return base_->Close(); }
   uint64_t Size() const override { return base_->Size(); }
 
@@ -34,6 +36,9 @@ class InjectingFile final : public WritableFile {
   Status Sync() override {
     return env_->Run(EnvOp::kSync, fname_, [&] { return base_->Sync(); });
   }
+  // Not hooked: space reserved or given back changes no record.
+  Status Preallocate(uint64_t end) override { return base_->Preallocate(end); }
+  Status TruncateToSize() override { return base_->TruncateToSize(); }
   Status Close() override {
     if (closed_) return Status::OK();
     closed_ = true;

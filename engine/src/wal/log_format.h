@@ -31,7 +31,10 @@
 //     type 0, fewer than 9 bytes left) with no valid record anywhere after it is a torn
 //     tail: the last write did not complete before a crash. The reader reports end of log
 //     and the offset where the last good record ends; recovery truncates there. A
-//     zero-filled tail is a torn tail.
+//     zero-filled tail is a torn tail; it is also how a WAL's preallocated space reads
+//     (LogWriter keeps a WAL's file up to kWalPreallocateBytes longer than its records,
+//     zeros past them; a closed or sealed WAL has none, a crash leaves them). The format
+//     is unchanged by it: zeros were always the end of the log.
 //   * A bad record followed by a valid one is corruption, reported with the file path and
 //     the bad record's byte offset. Nothing is skipped silently.
 //   * Except, when the reader is told that unsynced writes may have been lost (the newest

@@ -283,6 +283,22 @@ Status LogReader::ReadRecord(uint8_t* type, std::string* payload, bool* eof) {
       return Status::OK();
     }
     payload->clear();
+    // Zeros from here to the end: a WAL's preallocated space (log_writer.h), or pages
+    // never written. Nothing valid can follow, so this is the end of the log; told apart
+    // only so that the byte-by-byte search below need not walk a megabyte of zeros.
+    if (check == FrameCheck::kZeroType) {
+      bool zero = false;
+      s = AllZero(offset_, &zero);
+      if (!s.ok()) return s;
+      if (zero) {
+        torn_tail_ = true;
+        zero_tail_ = true;
+        damage_ = "zero-filled tail";
+        eof_ = true;
+        *eof = true;
+        return Status::OK();
+      }
+    }
     // A bad record: a torn tail if nothing valid follows it (or, when unsynced writes may
     // have been lost, if no sync mark after it covers it), corruption otherwise.
     const bool lost_writes_possible = allow_lost_writes_ && version_ >= kLogSyncMarkVersion;

@@ -72,6 +72,10 @@ class LogReader {
   // True if that torn tail is a lost unsynced write: valid records follow the damage and
   // are dropped with it. damage() says what was wrong at valid_end_offset().
   bool lost_unsynced_write() const { return lost_write_; }
+  // True if that torn tail is zeros to the end of the file: a WAL's preallocated space
+  // left by a crash (log_writer.h), or pages that never reached the disk. No record in it
+  // was torn.
+  bool zero_tail() const { return zero_tail_; }
   const char* damage() const { return damage_; }
   // The largest offset a sync mark read so far claims durable (0 if none).
   uint64_t synced_claim() const { return synced_claim_; }
@@ -123,6 +127,7 @@ class LogReader {
   bool torn_tail_ = false;
   bool allow_lost_writes_ = false;
   bool lost_write_ = false;
+  bool zero_tail_ = false;
   const char* damage_ = "";
   uint32_t version_ = 0;
   uint64_t synced_claim_ = 0;

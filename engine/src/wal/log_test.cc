@@ -58,6 +58,12 @@ class CountingFile final : public WritableFile {
   int* appends_;
 };
 
+// The file's length on disk (0 if it cannot be read).
+uint64_t DiskSize(const std::string& path) {
+  uint64_t size = 0;
+  return Env::Default()->GetFileSize(path, &size).ok() ? size : 0;
+}
+
 class LogTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -113,6 +119,7 @@ class LogTest : public ::testing::Test {
     std::vector<Rec> recs;
     bool torn = false;
     bool lost_write = false;  // LogReader::lost_unsynced_write
+    bool zero_tail = false;   // LogReader::zero_tail
     uint64_t valid_end = 0;
     uint64_t log_number = 0;
     size_t peak_buffer = 0;
@@ -135,6 +142,7 @@ class LogTest : public ::testing::Test {
     }
     r.torn = reader->torn_tail();
     r.lost_write = reader->lost_unsynced_write();
+    r.zero_tail = reader->zero_tail();
     r.valid_end = reader->valid_end_offset();
     r.peak_buffer = reader->peak_buffer_size();
     return r;
@@ -238,8 +246,10 @@ TEST_F(LogTest, HeaderOnlyLogAndLazyHeader) {
   EXPECT_EQ(size, 0u);  // the header goes out with the first write
   ASSERT_TRUE(writer->Sync().ok());
   ASSERT_TRUE(Env::Default()->GetFileSize(path_, &size).ok());
-  EXPECT_EQ(size, kFileHeaderSize);
+  EXPECT_TRUE(size == kFileHeaderSize || size == kWalPreallocateBytes)
+      << size;  // zeros past it, if preallocated
   ASSERT_TRUE(writer->Close().ok());
+  EXPECT_EQ(DiskSize(path_), kFileHeaderSize);
   ReadResult r = ReadLog(path_);
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
   EXPECT_EQ(r.log_number, 42u);
@@ -311,6 +321,100 @@ TEST_F(LogTest, ZeroTailIsTornTail) {
     EXPECT_TRUE(r.torn);
     EXPECT_EQ(r.valid_end, full.size());
     ExpectPrefix(r.recs, recs, recs.size());
+  }
+}
+
+// A WAL's file is preallocated ahead of its records (kWalPreallocateBytes steps): read
+// while it is being written, or after a crash, the zeros past the last record are the end
+// of the log (a zero tail, found without walking them byte by byte). Finish cuts them off
+// durably; a manifest is never preallocated.
+TEST_F(LogTest, WalIsPreallocatedAndItsZeroTailIsTheEndOfTheLog) {
+  auto probe = NewWriter(dir_ + "/probe");
+  ASSERT_TRUE(probe->AddRecord(1, "x").ok());
+  if (DiskSize(dir_ + "/probe") == probe->size()) GTEST_SKIP() << "no fallocate here";
+  ASSERT_TRUE(probe->Close().ok());
+  EXPECT_EQ(DiskSize(dir_ + "/probe"), probe->size());  // Close tidies up too
+
+  auto recs = SmallRecords(2000, 700);  // 1.4 MB: a second step
+  auto writer = NewWriter(path_);
+  for (size_t i = 0; i < recs.size(); ++i) {
+    ASSERT_TRUE(writer->AddRecord(recs[i].type, recs[i].payload).ok());
+    if (i == 100) {
+      ASSERT_TRUE(writer->Sync().ok());
+      EXPECT_EQ(DiskSize(path_), kWalPreallocateBytes);
+    }
+  }
+  EXPECT_EQ(DiskSize(path_), 2 * kWalPreallocateBytes);
+  for (bool allow_lost_writes : {false, true}) {
+    std::unique_ptr<LogReader> reader;
+    ASSERT_TRUE(LogReader::Open(Env::Default(), path_, &reader).ok());
+    if (allow_lost_writes) reader->AllowLostUnsyncedWrites();
+    uint64_t number = 0;
+    ASSERT_TRUE(reader->ReadHeader(LogKind::kWal, &number).ok());
+    size_t n = 0;
+    for (;; ++n) {
+      Rec rec;
+      bool eof = false;
+      ASSERT_TRUE(reader->ReadRecord(&rec.type, &rec.payload, &eof).ok());
+      if (eof) break;
+      ASSERT_EQ(rec.payload, recs[n].payload);
+    }
+    EXPECT_EQ(n, recs.size());
+    EXPECT_TRUE(reader->torn_tail());
+    EXPECT_TRUE(reader->zero_tail());
+    EXPECT_FALSE(reader->lost_unsynced_write());
+    EXPECT_EQ(reader->valid_end_offset(), writer->size());
+  }
+  ASSERT_TRUE(writer->Finish().ok());
+  EXPECT_EQ(DiskSize(path_), writer->size());
+  ReadResult r = ReadLog(path_);
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_FALSE(r.torn);
+  ExpectPrefix(r.recs, recs, recs.size());
+  ASSERT_TRUE(writer->Close().ok());
+
+  // Seal cuts them off as well, before its last sync.
+  writer = NewWriter(path_);
+  ASSERT_TRUE(writer->AddRecord(1, "y").ok());
+  EXPECT_EQ(DiskSize(path_), kWalPreallocateBytes);
+  ASSERT_TRUE(writer->Seal().ok());
+  EXPECT_EQ(DiskSize(path_), writer->size());
+  ASSERT_TRUE(writer->Close().ok());
+
+  auto manifest = NewWriter(dir_ + "/manifest", LogKind::kManifest);
+  ASSERT_TRUE(manifest->AddRecord(1, "z").ok());
+  EXPECT_EQ(DiskSize(dir_ + "/manifest"), manifest->size());
+  ASSERT_TRUE(manifest->Close().ok());
+}
+
+// Under the FaultInjectionEnv's power loss: the synced records survive, the file keeps
+// the length reserved at the last sync, and the zeros read as the end of the log in the
+// newest WAL whatever became of the unsynced records.
+TEST_F(LogTest, PowerLossInAPreallocatedWalLeavesAZeroTail) {
+  for (PowerLossMode mode :
+       {PowerLossMode::kDropUnsynced, PowerLossMode::kTornUnsynced, PowerLossMode::kLoseUnsyncedPages}) {
+    SCOPED_TRACE(static_cast<int>(mode));
+    FaultInjectionEnv env;
+    auto recs = SmallRecords(60, 300);
+    auto writer = NewWriter(path_, LogKind::kWal, 7, &env);
+    ASSERT_TRUE(env.SyncDir(dir_).ok());
+    for (size_t i = 0; i < 30; ++i) ASSERT_TRUE(writer->AddRecord(recs[i].type, recs[i].payload).ok());
+    ASSERT_TRUE(writer->Sync().ok());
+    const uint64_t synced = writer->size();
+    if (DiskSize(path_) == synced) GTEST_SKIP() << "no fallocate here";
+    for (size_t i = 30; i < recs.size(); ++i)
+      ASSERT_TRUE(writer->AddRecord(recs[i].type, recs[i].payload).ok());
+    env.SetFilesystemActive(false);
+    writer.reset();
+    ASSERT_TRUE(env.SimulatePowerLoss(mode, 11).ok());
+    env.SetFilesystemActive(true);
+    EXPECT_EQ(DiskSize(path_), kWalPreallocateBytes);
+    ReadResult r = ReadLog(path_, LogKind::kWal, LogReader::kDefaultChunkSize, true);
+    ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+    EXPECT_TRUE(r.torn);
+    EXPECT_GE(r.valid_end, synced);
+    ASSERT_GE(r.recs.size(), 30u);
+    ExpectPrefix(r.recs, recs, r.recs.size());
   }
 }
 
@@ -709,7 +813,8 @@ TEST_F(LogTest, WriterErrorsAreStickyAndSizeMarksLastGoodRecord) {
   EXPECT_TRUE(writer->Close().IsNoSpace());
   uint64_t size = 0;
   ASSERT_TRUE(env.GetFileSize(path_, &size).ok());
-  EXPECT_EQ(size, good_end + 20);
+  // The partial record, then the zeros preallocated past it (a failed writer leaves them).
+  EXPECT_TRUE(size == good_end + 20 || size == kWalPreallocateBytes) << size;
 
   // The partial record reads as a torn tail ending at size().
   ReadResult r = ReadLog(path_);
@@ -786,7 +891,7 @@ TEST_F(LogTest, PowerLossLeavesReadablePrefix) {
       ExpectPrefix(r.recs, recs, r.recs.size());
       if (mode == PowerLossMode::kDropUnsynced) {
         EXPECT_EQ(r.recs.size(), synced);
-        EXPECT_FALSE(r.torn);
+        EXPECT_TRUE(!r.torn || r.zero_tail);  // only the preallocated zeros follow
       }
       torn_tails += r.torn ? 1 : 0;
       kept_unsynced += r.recs.size() > synced ? 1 : 0;

@@ -1,5 +1,6 @@
 #include "wal/log_writer.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "util/coding.h"
@@ -26,7 +27,8 @@ LogWriter::LogWriter(std::unique_ptr<WritableFile> file, LogKind kind, uint64_t 
       kind_(kind),
       log_number_(log_number),
       header_pending_(write_header),
-      size_(file_->Size() + (write_header ? kFileHeaderSize : 0)) {}
+      size_(file_->Size() + (write_header ? kFileHeaderSize : 0)),
+      preallocate_(kind == LogKind::kWal) {}
 
 LogWriter::~LogWriter() { Close(); }
 
@@ -108,6 +110,7 @@ Status LogWriter::AddRecords(std::span<const Record> records) {
     AppendFrame(r.type, r.payload);
     new_size += kRecordHeaderSize + r.payload.size();
   }
+  if (preallocate_ && new_size > reserved_end_) ReserveFor(new_size);
   Status s = Write();
   if (s.ok()) {
     size_ = new_size;
@@ -139,10 +142,47 @@ Status LogWriter::SyncFile(uint64_t covered_end) {
   return s;
 }
 
+void LogWriter::ReserveFor(uint64_t new_size) {
+  const uint64_t end = (new_size / kWalPreallocateBytes + 1) * kWalPreallocateBytes;
+  // A failure (NotSupported, or a full disk) only means appending as without it; the
+  // append that follows reports a real I/O problem itself.
+  if (file_->Preallocate(end).ok()) {
+    reserved_end_ = end;
+  } else {
+    preallocate_ = false;
+    reserved_end_ = std::max(reserved_end_, new_size);  // a failed call may still have extended the file
+  }
+}
+
+Status LogWriter::DropReserve(bool* dropped) {
+  *dropped = false;
+  if (reserved_end_ == 0) return Status::OK();
+  Status s = file_->TruncateToSize();
+  if (!s.ok()) {
+    error_ = s;
+    return s;
+  }
+  reserved_end_ = 0;
+  preallocate_ = false;  // the log is complete: nothing is appended after this
+  *dropped = true;
+  return s;
+}
+
 Status LogWriter::Seal() {
   Status s = Sync();
   if (s.ok() && MarkDue() != 0) s = AddRecords({});
-  if (s.ok() && size_ > durable_end_.load(std::memory_order_acquire)) s = Sync();
+  bool dropped = false;
+  if (s.ok()) s = DropReserve(&dropped);
+  if (s.ok() && (dropped || size_ > durable_end_.load(std::memory_order_acquire))) s = Sync();
+  return s;
+}
+
+Status LogWriter::Finish() {
+  if (closed_) return Status::IOError("log writer is closed");
+  if (!error_.ok()) return error_;
+  bool dropped = false;
+  Status s = DropReserve(&dropped);
+  if (s.ok()) s = Sync();
   return s;
 }
 
@@ -156,6 +196,9 @@ Status LogWriter::Close() {
   if (closed_) return error_;
   Status s;
   if (error_.ok() && header_pending_) s = AddRecords({});
+  // Tidy, not durable (Finish and Seal are): zeros left behind would only read as the
+  // end of the log.
+  if (error_.ok() && reserved_end_ != 0) file_->TruncateToSize();
   closed_ = true;
   Status cs = file_->Close();
   if (!error_.ok()) return error_;

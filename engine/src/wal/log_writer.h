@@ -11,6 +11,14 @@
 // size() (the end of the last record that was written completely) and open a new writer
 // with write_header = false, or start a new log.
 //
+// Preallocation (WALs only): the file is kept up to kWalPreallocateBytes longer than its
+// records, zeros past them (WritableFile::Preallocate), so that appends write into space
+// the file already has and an fsync after a commit does not also have to make a new file
+// size durable (docs/BENCHMARKS.md, "fsync per commit"). Readers see the zeros as the end
+// of the log (log_format.h). Finish and Seal cut them off; a crash leaves them, and
+// recovery truncates them with the rest of the tail. Where the file system cannot
+// preallocate, the writer appends as before.
+//
 // Not thread-safe: one thread (the group-commit leader) uses a writer at a time.
 #pragma once
 
@@ -26,6 +34,9 @@
 #include "wal/log_format.h"
 
 namespace tidesdb {
+
+// How far ahead of its records a WAL's space is allocated, in steps of this size.
+constexpr uint64_t kWalPreallocateBytes = 1 << 20;
 
 class LogWriter {
  public:
@@ -66,14 +77,20 @@ class LogWriter {
   Status SyncFile(uint64_t covered_end);
   // Sync, then a sync mark claiming every record, then Sync again: recovery then calls
   // damage anywhere before the mark corruption, even in the newest WAL. For a clean close
-  // (two fsyncs). Same as Sync for a manifest.
+  // (two fsyncs). Same as Sync for a manifest. The preallocated zeros are cut off first,
+  // so the file ends durably at size().
   Status Seal();
+  // Cuts off the preallocated zeros and syncs: the file ends durably at its last record,
+  // as a WAL that a newer one follows must (recovery calls a bad tail in it corruption).
+  // Append nothing afterwards; Close next.
+  Status Finish();
   // Starts writeback of what was appended since the last call, once that is at least
   // min_bytes (WritableFile::StartWriteback), so a Sync later (at WAL rotation even in
   // SyncMode::kNone) waits for little. Promises nothing about durability.
   void StartWriteback(uint64_t min_bytes);
-  // Writes a pending header, flushes and closes the file. Idempotent. Returns the sticky
-  // error, if any, after closing.
+  // Writes a pending header, cuts off preallocated zeros (not durably: see Finish),
+  // flushes and closes the file. Idempotent. Returns the sticky error, if any, after
+  // closing.
   Status Close();
 
   // The log's size once everything accepted so far is written: the end offset of the
@@ -89,6 +106,10 @@ class LogWriter {
   void AppendFrame(uint8_t type, Slice payload);
   // The durable end a new sync mark would claim, or 0 if no mark is due.
   uint64_t MarkDue() const;
+  // Preallocates past new_size (a WAL whose file system allows it).
+  void ReserveFor(uint64_t new_size);
+  // WritableFile::TruncateToSize if anything was preallocated; the error is sticky.
+  Status DropReserve(bool* dropped);
   Status Write();
 
   std::unique_ptr<WritableFile> file_;
@@ -98,6 +119,8 @@ class LogWriter {
   bool closed_ = false;
   uint64_t size_;
   uint64_t writeback_offset_ = 0;  // StartWriteback has covered [0, writeback_offset_)
+  bool preallocate_;               // a WAL, and Preallocate has not failed
+  uint64_t reserved_end_ = 0;      // the file is preallocated up to here (0: nothing)
   // Bytes [0, durable_end_) are known synced; written by Sync and SyncFile (the latter on
   // another thread). marked_end_ is what the last sync mark in the file claims.
   std::atomic<uint64_t> durable_end_{0};
