@@ -569,17 +569,11 @@ Status DBImpl::ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bo
     // sync covered it, so no commit in it was acknowledged as durable. Cut it off, so the
     // records past the damage can never come back after the commits that follow.
     const uint64_t cut = reader->valid_end_offset();
-    s = env_->TruncateFile(fname, cut);
     // Durably: this WAL stops being the newest once recovery starts the next one, and the
     // manifest keeps naming it until recovery's last edit is durable; a tail coming back
     // after a power loss in between (preallocated zeros, say) would then be a damaged
     // tail in an older WAL: Corruption at every later open.
-    std::unique_ptr<WritableFile> file;
-    EnvOptions eo;
-    eo.buffered_writes = false;
-    if (s.ok()) s = env_->NewAppendableFile(fname, eo, &file);
-    if (s.ok()) s = file->Sync();
-    if (file) file->Close();
+    s = CutWalDurably(fname, cut);
     if (!s.ok()) return s;
     if (reader->zero_tail()) {
       Log(LogLevel::kInfo, "recovery: %s: %llu zero bytes (preallocated, never written) cut at offset %llu",

@@ -198,6 +198,8 @@ class DBImpl final : public DB {
   // After a failed append: cuts the live WAL back to `size` (its last whole record) and
   // syncs it through a new handle; sets wal_cut_. wal_mu_ held.
   Status CutFailedWalLocked(uint64_t size);
+  // Cuts WAL file `fname` back to `size` and makes the cut durable through a new handle.
+  Status CutWalDurably(const std::string& fname, uint64_t size);
   Status RelogRecoveredPreparedLocked();  // recovery: prepare records into the new WAL
   ColumnFamilyData* CreateCfdLocked(uint32_t id, const std::string& name, const ColumnFamilyOptions& options);
   ColumnFamilyData* LiveCfd(ColumnFamilyHandle* handle) const;  // nullptr if dropped / unknown

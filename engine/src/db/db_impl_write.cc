@@ -579,7 +579,12 @@ Status DBImpl::CutFailedWalLocked(uint64_t size) {
   // A partial record may be in the file. Cut it off and make the rest durable through a
   // new handle (the writer's error is sticky). Done under wal_mu_, so the syncer never
   // syncs the failed writer and takes its append error for a failed fsync.
-  const std::string fname = WalFileName(dbname_, wal_number_);
+  Status s = CutWalDurably(WalFileName(dbname_, wal_number_), size);
+  wal_cut_ = s.ok();
+  return s;
+}
+
+Status DBImpl::CutWalDurably(const std::string& fname, uint64_t size) {
   Status s = env_->TruncateFile(fname, size);
   std::unique_ptr<WritableFile> file;
   EnvOptions eo;
@@ -587,7 +592,6 @@ Status DBImpl::CutFailedWalLocked(uint64_t size) {
   if (s.ok()) s = env_->NewAppendableFile(fname, eo, &file);
   if (s.ok()) s = file->Sync();
   if (file) file->Close();
-  wal_cut_ = s.ok();
   return s;
 }
 
