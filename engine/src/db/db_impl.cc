@@ -2,6 +2,7 @@
 #include "db/db_impl.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstdarg>
 #include <cstdio>
 #include <ctime>
@@ -151,7 +152,10 @@ Status DBImpl::Recover() {
   uint64_t min_wal = wal_number_;
   // Everything recovered from the WAL is flushed below; write the manifest afresh first so
   // those flushes have somewhere to log their edits.
-  s = WriteSnapshotManifest();
+  {
+    ManifestOwner owner(this, l);
+    s = WriteSnapshotManifest(l);
+  }
   if (!s.ok()) return s;
   if (old_manifest != 0 && old_manifest != manifest_number_)
     env_->RemoveFile(ManifestFileName(dbname_, old_manifest));
@@ -182,7 +186,10 @@ Status DBImpl::Recover() {
   edit.SetWalNumber(wal_number_);
   edit.SetNextFileNumber(next_file_number_);
   edit.SetLastSequence(last_sequence_);
-  s = LogAndApply(&edit);
+  {
+    ManifestOwner owner(this, l);
+    s = LogAndApply(l, &edit);
+  }
   if (!s.ok()) return s;
   visible_sequence_.store(last_sequence_, std::memory_order_release);
 
@@ -645,12 +652,26 @@ Status DBImpl::WriteManifestFile(const std::string& dir, uint64_t number, const 
   return Status::OK();
 }
 
-Status DBImpl::WriteSnapshotManifest() {
+DBImpl::ManifestOwner::ManifestOwner(DBImpl* db, std::unique_lock<std::mutex>& l) : db_(db), l_(l) {
+  db->manifest_cv_.wait(l, [db] { return !db->manifest_owned_; });
+  db->manifest_owned_ = true;
+}
+
+DBImpl::ManifestOwner::~ManifestOwner() {
+  std::unique_lock<std::mutex> relock(db_->mutex_, std::defer_lock);
+  if (!l_.owns_lock()) relock.lock();
+  db_->manifest_owned_ = false;
+  db_->manifest_cv_.notify_all();
+}
+
+Status DBImpl::WriteSnapshotManifest(std::unique_lock<std::mutex>& l) {
   const uint64_t number = next_file_number_++;
   VersionEdit edit;
   BuildSnapshotEditLocked(&edit);
   std::unique_ptr<LogWriter> writer;
+  l.unlock();
   Status s = WriteManifestFile(dbname_, number, edit, &writer);
+  l.lock();
   if (!s.ok()) {
     // CURRENT may already name the new manifest: the old one must get no more edits. The
     // next edit writes a fresh snapshot.
@@ -659,8 +680,9 @@ Status DBImpl::WriteSnapshotManifest() {
     return s;
   }
   if (edit.wal_number()) logged_wal_number_ = *edit.wal_number();
-  // The manifest in force now holds exactly the in-memory state: an edit that failed
-  // earlier is settled as never applied, and the files kept for it may go.
+  // The manifest in force now holds exactly the in-memory state (as the owner, nothing it
+  // records has changed since it was built): an edit that failed earlier is settled as
+  // never applied, and the files kept for it may go.
   if (!manifest_error_.ok()) Log(LogLevel::kInfo, "manifest rewritten; writes accepted again");
   manifest_error_ = Status::OK();
   unresolved_files_.clear();
@@ -673,18 +695,22 @@ Status DBImpl::WriteSnapshotManifest() {
   return Status::OK();
 }
 
-Status DBImpl::LogAndApply(VersionEdit* edit, bool* outcome_unknown) {
+Status DBImpl::LogAndApply(std::unique_lock<std::mutex>& l, VersionEdit* edit, bool* outcome_unknown) {
+  assert(manifest_owned_);
   if (outcome_unknown != nullptr) *outcome_unknown = false;
   Status s;
   if (!manifest_ || !manifest_->status().ok() || manifest_size_ > kMaxManifestBytes) {
-    s = WriteSnapshotManifest();
+    s = WriteSnapshotManifest(l);
     if (!s.ok()) return s;
   }
   edit->SetMaxColumnFamily(max_cf_id_);
   std::string record;
   edit->EncodeTo(&record);
+  // Only the owner touches manifest_, so its I/O needs no mutex_.
+  l.unlock();
   s = manifest_->AddRecord(kManifestEditRecord, record);
   if (s.ok()) s = manifest_->Sync();
+  l.lock();
   if (!s.ok()) {
     // The manifest may now end in a partial record, or in the whole edit (a failed fsync
     // follows a successful write, and closing writes out what was buffered). Either may be
@@ -707,10 +733,12 @@ Status DBImpl::LogAndApply(VersionEdit* edit, bool* outcome_unknown) {
   return Status::OK();
 }
 
-Status DBImpl::ResolveManifestErrorLocked() {
+Status DBImpl::ResolveManifestErrorLocked(std::unique_lock<std::mutex>& l) {
   if (manifest_error_.ok()) return Status::OK();
+  ManifestOwner owner(this, l);
+  if (manifest_error_.ok()) return Status::OK();  // settled while this waited
   const Status error = manifest_error_;
-  Status s = WriteSnapshotManifest();  // clears manifest_error_ when durable
+  Status s = WriteSnapshotManifest(l);  // clears manifest_error_ when durable
   return s.ok() ? Status::OK() : error;
 }
 
@@ -916,14 +944,15 @@ Status DBImpl::CreateColumnFamily(const ColumnFamilyOptions& options, const std:
   if (name.empty() || name.size() > 1024)
     return Status::InvalidArgument("column family name must be 1..1024 bytes");
   return WriteImpl(WriteOptions(), nullptr, [&]() -> Status {
-    std::lock_guard<std::mutex> l(mutex_);
+    std::unique_lock<std::mutex> l(mutex_);
+    ManifestOwner owner(this, l);
     if (cf_by_name_.count(name) != 0) return Status::InvalidArgument("column family exists", name);
     if (max_cf_id_ == UINT32_MAX) return Status::NotSupported("column family ids exhausted");
     const uint32_t id = max_cf_id_ + 1;
     VersionEdit edit;
     edit.AddColumnFamily(id, name, options);
     max_cf_id_ = id;  // never reused, even if the edit fails
-    Status s = LogAndApply(&edit);
+    Status s = LogAndApply(l, &edit);
     if (!s.ok()) return s;
     ColumnFamilyData* cfd = CreateCfdLocked(id, name, options);
     cfd->flushed_sequence = last_sequence_;  // it has no entries in any older WAL
@@ -934,13 +963,14 @@ Status DBImpl::CreateColumnFamily(const ColumnFamilyOptions& options, const std:
 
 Status DBImpl::DropColumnFamily(ColumnFamilyHandle* handle) {
   Status s = WriteImpl(WriteOptions(), nullptr, [&]() -> Status {
-    std::lock_guard<std::mutex> l(mutex_);
+    std::unique_lock<std::mutex> l(mutex_);
+    ManifestOwner owner(this, l);
     ColumnFamilyData* cfd = LiveCfd(handle);
     if (cfd == nullptr) return Status::InvalidArgument("column family was dropped or is unknown");
     if (cfd->id == 0) return Status::InvalidArgument("the default column family cannot be dropped");
     VersionEdit edit;
     edit.DropColumnFamily(cfd->id);
-    Status st = LogAndApply(&edit);
+    Status st = LogAndApply(l, &edit);
     if (!st.ok()) return st;
     cfd->dropped = true;
     // Its files go once no iterator reads them; its memtable entries are never flushed.

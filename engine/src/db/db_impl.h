@@ -182,18 +182,29 @@ class DBImpl final : public DB {
     bool started = false;     // first record, the latest it may start at)
   };
   Status ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bool is_last, SequenceCursor* cursor);
-  Status WriteSnapshotManifest();  // a new manifest holding the whole state, then CURRENT
+  // Manifest edits are made one at a time: a thread owns the manifest (ManifestOwner) from
+  // reading the state its edit is built from, through logging the edit, to installing it in
+  // memory. mutex_ is released for the manifest's write and fsync, so neither the commit
+  // leader nor readers nor other background work wait for that I/O; meanwhile others may
+  // change what no edit records (memtables, WALs, the next file number) but not what edits
+  // record (versions, column families): that needs ownership.
+  class ManifestOwner;
+  // A new manifest holding the whole state, then CURRENT. Owner; mutex_ held through l,
+  // released during the I/O.
+  Status WriteSnapshotManifest(std::unique_lock<std::mutex>& l);
   void BuildSnapshotEditLocked(VersionEdit* edit) const;
   Status WriteManifestFile(const std::string& dir, uint64_t number, const VersionEdit& edit,
                            std::unique_ptr<LogWriter>* out);
-  // Appends edit to the manifest and syncs it; mutex_ held. When the append or the sync
-  // fails, the edit may still take effect at the next open (its bytes may be in the file
-  // CURRENT names): *outcome_unknown is then set, manifest_error_ refuses writes, and the
-  // caller must keep every file the edit adds (in unresolved_files_), never delete it.
-  Status LogAndApply(VersionEdit* edit, bool* outcome_unknown = nullptr);
+  // Appends edit to the manifest and syncs it. Owner; mutex_ held through l, released
+  // during the I/O. When the append or the sync fails, the edit may still take effect at
+  // the next open (its bytes may be in the file CURRENT names): *outcome_unknown is then
+  // set, manifest_error_ refuses writes, and the caller must keep every file the edit adds
+  // (in unresolved_files_), never delete it.
+  Status LogAndApply(std::unique_lock<std::mutex>& l, VersionEdit* edit, bool* outcome_unknown = nullptr);
   // Writes refuse while an edit's outcome is unknown; this tries to settle it by writing a
-  // snapshot manifest (the in-memory state, which never applied the edit). mutex_ held.
-  Status ResolveManifestErrorLocked();
+  // snapshot manifest (the in-memory state, which never applied the edit). mutex_ held
+  // through l; takes ownership of the manifest if there is something to settle.
+  Status ResolveManifestErrorLocked(std::unique_lock<std::mutex>& l);
   Status NewWal();  // opens a new WAL file; write_mu_ leader or open
   // After a failed append: cuts the live WAL back to `size` (its last whole record) and
   // syncs it through a new handle; sets wal_cut_. wal_mu_ held.
@@ -322,9 +333,13 @@ class DBImpl final : public DB {
   std::shared_ptr<MemTableSlot> unified_slot_;
   std::vector<std::shared_ptr<MemTableSlot>> slots_;  // every slot (one if unified)
   uint64_t next_file_number_ = 2;
+  // The manifest in force: touched only by its owner (and the destructor, once every
+  // thread is gone). manifest_owned_: some thread owns it; manifest_cv_: it was released.
   uint64_t manifest_number_ = 0;
   std::unique_ptr<LogWriter> manifest_;
   uint64_t manifest_size_ = 0;
+  bool manifest_owned_ = false;
+  std::condition_variable manifest_cv_;
   // Registered snapshots, guarded by snapshot_mu_ (not mutex_: taking and releasing a
   // snapshot never waits for I/O). GetSnapshot reads visible_sequence_ and inserts under
   // it, and flush and compaction copy the set under it, so a snapshot either is in the
@@ -440,6 +455,21 @@ class DBImpl final : public DB {
   static constexpr int kMaxReadLevels = 9;
   std::array<std::atomic<uint64_t>, kMaxReadLevels + 1> stat_reads_{};
   Histogram get_micros_, write_micros_;
+};
+
+// Ownership of the manifest (see DBImpl::LogAndApply) for a scope. Constructed with mutex_
+// held through l: waits (releasing it) until no other thread owns the manifest. Released at
+// the end of the scope, whether l holds mutex_ then or not.
+class DBImpl::ManifestOwner {
+ public:
+  ManifestOwner(DBImpl* db, std::unique_lock<std::mutex>& l);
+  ~ManifestOwner();
+  ManifestOwner(const ManifestOwner&) = delete;
+  ManifestOwner& operator=(const ManifestOwner&) = delete;
+
+ private:
+  DBImpl* const db_;
+  std::unique_lock<std::mutex>& l_;
 };
 
 }  // namespace tidesdb

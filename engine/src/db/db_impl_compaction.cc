@@ -1,6 +1,7 @@
 // Background leveled compaction (picking in compaction_picker.h), manual CompactRange, and
 // write back-pressure from L0.
 #include <chrono>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -361,10 +362,14 @@ Status DBImpl::RunTrackedCompactionLocked(std::unique_lock<std::mutex>& l, Colum
 
 Status DBImpl::MoveFilesLocked(std::unique_lock<std::mutex>& l, ColumnFamilyData* cfd,
                                const CompactionInputs& c) {
+  std::optional<ManifestOwner> owner;
+  owner.emplace(this, l);
   if (cfd->dropped) return Status::Aborted("column family dropped before compaction");
   // The same FileMetaData objects move, so the files stay live (their last release deletes
   // them) and their value-log references, sizes and counts come along: no value log gains
-  // or loses live bytes. The picker ran on cfd->version under this lock hold.
+  // or loses live bytes. The picker ran on cfd->version as it was before this waited for
+  // the manifest; since then only flushes can have changed it (the CF's compaction is
+  // this one), adding newer files to L0, which stay above the moved ones.
   VersionEdit edit;
   auto v = std::make_shared<Version>(*cfd->version);
   if (v->levels.size() <= static_cast<size_t>(c.output_level)) v->levels.resize(c.output_level + 1);
@@ -381,7 +386,7 @@ Status DBImpl::MoveFilesLocked(std::unique_lock<std::mutex>& l, ColumnFamilyData
   std::sort(to.begin(), to.end(),
             [](const auto& a, const auto& b) { return CompareInternalKey(a->smallest, b->smallest) < 0; });
   edit.SetNextFileNumber(next_file_number_);
-  Status s = LogAndApply(&edit);
+  Status s = LogAndApply(l, &edit);
   if (!s.ok()) return s;
   cfd->version = std::move(v);
   PublishReadViewLocked(cfd);
@@ -389,6 +394,7 @@ Status DBImpl::MoveFilesLocked(std::unique_lock<std::mutex>& l, ColumnFamilyData
   stat_trivial_move_bytes_ += bytes;
   compaction_progress_++;
   UpdateL0StatsLocked();
+  owner.reset();
   l.unlock();
   Log(LogLevel::kInfo, "trivial move (%s) cf %u: L%d %zu files, %llu bytes -> L%d, not rewritten", c.reason,
       cfd->id, c.level, c.upper.size(), static_cast<unsigned long long>(bytes), c.output_level);
@@ -438,6 +444,9 @@ Status DBImpl::RunCompactionLocked(std::unique_lock<std::mutex>& l, ColumnFamily
   if (s.ok()) s = env_->SyncDir(dbname_);
 
   l.lock();
+  // From here until the new version is published, this compaction owns the manifest.
+  std::optional<ManifestOwner> owner;
+  owner.emplace(this, l);
   for (const auto& u : unreadable) cfd->gc_skip.insert(u.begin(), u.end());
   auto remove_outputs = [&] {
     for (const auto& outs : outputs) {
@@ -498,7 +507,7 @@ Status DBImpl::RunCompactionLocked(std::unique_lock<std::mutex>& l, ColumnFamily
   }
   edit.SetNextFileNumber(next_file_number_);
   bool outcome_unknown = false;
-  s = LogAndApply(&edit, &outcome_unknown);
+  s = LogAndApply(l, &edit, &outcome_unknown);
   if (outcome_unknown) {
     // The next open may find the edit, so its outputs must stay: v holds them (and files
     // the current version holds anyway) until a new manifest settles it.
@@ -528,6 +537,7 @@ Status DBImpl::RunCompactionLocked(std::unique_lock<std::mutex>& l, ColumnFamily
   for (const auto& logs : relocated) {
     for (const auto& r : logs) relocated_bytes += r.file_size;
   }
+  owner.reset();
   l.unlock();
   Log(LogLevel::kInfo,
       "compaction (%s) cf %u: L%d %zu files + L%d %zu files, %llu bytes -> L%d %llu files, %llu bytes; "

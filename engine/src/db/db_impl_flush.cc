@@ -3,6 +3,7 @@
 // edit makes them live, advances each CF's flushed sequence and releases old WALs.
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 #include "db/db_impl.h"
 #include "db/filename.h"
@@ -160,6 +161,9 @@ Status DBImpl::FlushOneLocked(std::unique_lock<std::mutex>& l, MemTableSlot* slo
     outputs.push_back(std::move(out));
   }
   l.lock();
+  // From here until the new versions are published, this flush owns the manifest.
+  std::optional<ManifestOwner> owner;
+  owner.emplace(this, l);
 
   auto remove_outputs = [&] {
     for (const Output& o : outputs) {
@@ -182,7 +186,7 @@ Status DBImpl::FlushOneLocked(std::unique_lock<std::mutex>& l, MemTableSlot* slo
     edit.SetNextFileNumber(next_file_number_);
     edit.SetLastSequence(entry.end_sequence);
     bool outcome_unknown = false;
-    s = LogAndApply(&edit, &outcome_unknown);
+    s = LogAndApply(l, &edit, &outcome_unknown);
     if (outcome_unknown) {
       // The next open may find the edit: its files must be there. Until a new manifest
       // settles it, a version no reader sees holds them; the memtable stays and is
@@ -234,6 +238,7 @@ Status DBImpl::FlushOneLocked(std::unique_lock<std::mutex>& l, MemTableSlot* slo
   flushes_running_--;
   stat_flushes_++;
   bg_cv_.notify_all();
+  owner.reset();
   l.unlock();
   for (const std::string& line : done) Log(LogLevel::kInfo, "flush: %s", line.c_str());
   DeleteObsoleteFiles();

@@ -217,7 +217,7 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
     std::unique_lock<std::mutex> l(mutex_);
     if (shutting_down_) s = Status::Aborted("database is closing");
     if (s.ok() && !wal_error_.ok()) s = wal_error_;
-    if (s.ok()) s = ResolveManifestErrorLocked();
+    if (s.ok()) s = ResolveManifestErrorLocked(l);
     if (s.ok() && wal_rotate_pending_) s = NewWal();
     // Refused before validation: every writer of the group gets the error (their status is
     // OK by default, so leaving it would acknowledge writes that were never logged).
