@@ -65,6 +65,24 @@ uint64_t StatField(const std::string& stats, const char* name) {
                                   : std::strtoull(stats.c_str() + pos + std::strlen(name) + 1, nullptr, 10);
 }
 
+// One line: percentiles of `us` (sorted here), and how many of them took slow_us or more
+// and how long those took together, out of `seconds` of `who`'s time.
+void PrintLatencies(const char* what, std::vector<uint64_t>* us, uint64_t slow_us, int seconds,
+                    const char* who) {
+  std::sort(us->begin(), us->end());
+  uint64_t slow = 0, slow_total_us = 0;
+  for (uint64_t t : *us) {
+    if (t < slow_us) continue;
+    slow++;
+    slow_total_us += t;
+  }
+  std::printf("%s_us p50=%.0f p99=%.0f p99.9=%.0f max=%.0f; %ss over %" PRIu64 " us: %" PRIu64
+              " taking %.2f s of %d %s-seconds\n",
+              what, Percentile(*us, 0.50), Percentile(*us, 0.99), Percentile(*us, 0.999),
+              us->empty() ? 0.0 : static_cast<double>(us->back()), what, slow_us, slow,
+              static_cast<double>(slow_total_us) / 1e6, seconds, who);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -176,7 +194,6 @@ int main(int argc, char** argv) {
 
   std::vector<uint64_t> all;
   for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
-  std::sort(all.begin(), all.end());
   std::string after;
   db->GetProperty(nullptr, "tidesdb.stats", &after);
   auto delta = [&](const char* name) { return StatField(after, name) - StatField(before, name); };
@@ -189,30 +206,8 @@ int main(int argc, char** argv) {
   // A reader stalled behind an fsync is one slow Get, however long the stall: the count of
   // Gets over half an fsync, and the time spent in them, show what percentiles hide.
   const uint64_t slow_us = delay / 2;
-  uint64_t slow = 0, slow_total_us = 0;
-  for (uint64_t us : all) {
-    if (us < slow_us) continue;
-    slow++;
-    slow_total_us += us;
-  }
-  std::printf("get_us p50=%.0f p99=%.0f p99.9=%.0f max=%.0f; gets over %" PRIu64 " us: %" PRIu64
-              " taking %.2f s of %d reader-seconds\n",
-              Percentile(all, 0.50), Percentile(all, 0.99), Percentile(all, 0.999),
-              all.empty() ? 0.0 : static_cast<double>(all.back()), slow_us, slow,
-              static_cast<double>(slow_total_us) / 1e6, f.seconds * f.readers);
-  std::sort(put_latencies.begin(), put_latencies.end());
-  uint64_t slow_puts = 0, slow_puts_us = 0;
-  for (uint64_t us : put_latencies) {
-    if (us < slow_us) continue;
-    slow_puts++;
-    slow_puts_us += us;
-  }
-  std::printf("put_us p50=%.0f p99=%.0f p99.9=%.0f max=%.0f; puts over %" PRIu64 " us: %" PRIu64
-              " taking %.2f s of %d writer-seconds\n",
-              Percentile(put_latencies, 0.50), Percentile(put_latencies, 0.99),
-              Percentile(put_latencies, 0.999),
-              put_latencies.empty() ? 0.0 : static_cast<double>(put_latencies.back()), slow_us, slow_puts,
-              static_cast<double>(slow_puts_us) / 1e6, f.seconds);
+  PrintLatencies("get", &all, slow_us, f.seconds * f.readers, "reader");
+  PrintLatencies("put", &put_latencies, slow_us, f.seconds, "writer");
   db.reset();
   std::system(("rm -rf '" + f.dir + "'").c_str());
   return 0;

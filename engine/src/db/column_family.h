@@ -110,6 +110,32 @@ class PublishedReadView {
 };
 
 struct ColumnFamilyData;
+struct CompactionInputs;
+
+// The compactions running in one CF, so that more than one can run at once: a new one may
+// start only if it shares no input file with them, writes no key range another one writes
+// at the same level, and, from L0, only while no other L0 compaction runs (L0 files are
+// ordered by age, and all of L0 is one input). Picking checks this (compaction_picker.h).
+class RunningCompactions {
+ public:
+  bool empty() const { return jobs_.empty(); }
+  size_t size() const { return jobs_.size(); }
+  // True if c may run alongside every running compaction.
+  bool Admits(const CompactionInputs& c) const;
+  // Registers c as running; returns the id Remove takes.
+  uint64_t Add(const CompactionInputs& c);
+  void Remove(uint64_t id);
+
+ private:
+  struct Job {
+    uint64_t id = 0;
+    int level = 0, output_level = 0;
+    std::set<uint64_t> files;       // its inputs
+    std::string smallest, largest;  // the user-key range of its inputs, which its output stays in
+  };
+  std::vector<Job> jobs_;
+  uint64_t next_id_ = 1;
+};
 
 class ColumnFamilyHandleImpl final : public ColumnFamilyHandle {
  public:
@@ -147,7 +173,10 @@ struct ColumnFamilyData {
   PublishedReadView read_view;
   SequenceNumber flushed_sequence = 0;  // all entries <= this are in SSTables
   std::atomic<bool> dropped{false};
-  bool compacting = false;                   // one compaction per CF at a time
+  RunningCompactions compactions;  // background and manual compactions running now
+  // A manual compaction (CompactRange) runs alone: it waits until none runs, and none
+  // starts while it does.
+  bool manual_compaction = false;
   std::vector<std::string> compact_cursors;  // round-robin position per level
   // Value logs in which relocation met a damaged record: they are not collected again
   // while the DB is open (the damaged value stays where it is, readable as Corruption).

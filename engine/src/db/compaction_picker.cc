@@ -174,7 +174,53 @@ CompactionInputs SizeCompaction(const Version& v, const ColumnFamilyOptions& opt
   return c;
 }
 
+bool RangesOverlap(const std::string& a_smallest, const std::string& a_largest, const std::string& b_smallest,
+                   const std::string& b_largest) {
+  return !(Slice(a_largest) < Slice(b_smallest) || Slice(b_largest) < Slice(a_smallest));
+}
+
 }  // namespace
+
+bool RunningCompactions::Admits(const CompactionInputs& c) const {
+  if (jobs_.empty()) return true;
+  std::vector<std::shared_ptr<const FileMetaData>> inputs = c.upper;
+  inputs.insert(inputs.end(), c.lower.begin(), c.lower.end());
+  std::string smallest, largest, upper_smallest, upper_largest;
+  KeyRange(inputs, &smallest, &largest);
+  KeyRange(c.upper, &upper_smallest, &upper_largest);
+  for (const Job& j : jobs_) {
+    if (c.level == 0 && j.level == 0) return false;
+    for (const auto& f : inputs) {
+      if (j.files.count(f->file_number) != 0) return false;
+    }
+    // Two compactions writing overlapping ranges of one level would leave it overlapping.
+    if (j.output_level == c.output_level && RangesOverlap(smallest, largest, j.smallest, j.largest))
+      return false;
+    // Nor may one read a range of a level that another one is writing. (Implied by the
+    // file check while the picker takes every overlapping file of the lower level; kept
+    // so that the rule does not rest on that.)
+    if (j.output_level == c.level && RangesOverlap(upper_smallest, upper_largest, j.smallest, j.largest))
+      return false;
+  }
+  return true;
+}
+
+uint64_t RunningCompactions::Add(const CompactionInputs& c) {
+  Job j;
+  j.id = next_id_++;
+  j.level = c.level;
+  j.output_level = c.output_level;
+  std::vector<std::shared_ptr<const FileMetaData>> inputs = c.upper;
+  inputs.insert(inputs.end(), c.lower.begin(), c.lower.end());
+  for (const auto& f : inputs) j.files.insert(f->file_number);
+  KeyRange(inputs, &j.smallest, &j.largest);
+  jobs_.push_back(std::move(j));
+  return jobs_.back().id;
+}
+
+void RunningCompactions::Remove(uint64_t id) {
+  std::erase_if(jobs_, [id](const Job& j) { return j.id == id; });
+}
 
 bool CanMoveWithoutRewrite(const Version& v, const ColumnFamilyOptions& options, const CompactionInputs& c) {
   if (c.output_level == c.level || !c.lower.empty() || c.upper.empty()) return false;
@@ -205,44 +251,50 @@ bool CanMoveWithoutRewrite(const Version& v, const ColumnFamilyOptions& options,
 
 std::optional<CompactionInputs> PickCompaction(const Version& v, const ColumnFamilyOptions& options,
                                                std::vector<std::string>* cursors,
-                                               const std::set<uint64_t>& gc_skip) {
+                                               const std::set<uint64_t>& gc_skip,
+                                               const RunningCompactions* running) {
   const int max_levels = std::max(options.max_levels, 2);
   const std::vector<uint64_t> relocate = ValueLogsToCollect(v, options, gc_skip);
   if (cursors->size() < static_cast<size_t>(max_levels)) cursors->resize(max_levels);
+  auto admitted = [running](const CompactionInputs& c) { return running == nullptr || running->Admits(c); };
   // (1) L0 has too many files: all of them (older L0 files must move together with newer
   // ones that overlap them) into L1.
   if (!v.levels.empty() &&
       static_cast<int>(v.levels[0].size()) >= std::max(options.l1_file_count_trigger, 1)) {
-    return SizeCompaction(v, options, 0, v.levels[0], "l0-file-count", relocate);
+    CompactionInputs c = SizeCompaction(v, options, 0, v.levels[0], "l0-file-count", relocate);
+    if (admitted(c)) return c;
   }
-  // (2) The level most over its target.
+  // (2) The levels over their targets, the one most over first (the deeper one of equals).
   std::vector<uint64_t> targets = LevelTargets(v, options);
-  int best = -1;
-  double best_score = 1.0;
+  std::vector<std::pair<double, int>> over;  // (score, level)
   for (int l = 1; l < static_cast<int>(v.levels.size()) && l < max_levels - 1; ++l) {
     double score = static_cast<double>(LevelBytes(v.levels[l])) / static_cast<double>(targets[l]);
-    if (score >= best_score) {
-      best_score = score;
-      best = l;
-    }
+    if (score >= 1.0) over.emplace_back(score, l);
   }
-  if (best >= 1) {
-    // Round robin: the first file after the key compacted last time at this level.
-    const auto& files = v.levels[best];
-    const std::string& cursor = (*cursors)[best];
-    size_t pick = 0;
+  std::sort(over.begin(), over.end(), [](const auto& a, const auto& b) { return a > b; });
+  for (const auto& [score, level] : over) {
+    // Round robin: the first file after the key compacted last time at this level, else
+    // the next one that may run beside the running compactions.
+    const auto& files = v.levels[level];
+    const std::string& cursor = (*cursors)[level];
+    size_t first = 0;
     for (size_t i = 0; i < files.size(); ++i) {
       if (cursor.empty() || ExtractUserKey(files[i]->smallest) > Slice(cursor)) {
-        pick = i;
+        first = i;
         break;
       }
     }
-    Slice largest = ExtractUserKey(files[pick]->largest);
-    (*cursors)[best].assign(largest.data(), largest.size());
-    return SizeCompaction(v, options, best, {files[pick]}, "level-size", relocate);
+    for (size_t n = 0; n < files.size(); ++n) {
+      const auto& f = files[(first + n) % files.size()];
+      CompactionInputs c = SizeCompaction(v, options, level, {f}, "level-size", relocate);
+      if (!admitted(c)) continue;
+      Slice largest = ExtractUserKey(f->largest);
+      (*cursors)[level].assign(largest.data(), largest.size());
+      return c;
+    }
   }
   // (3) Value-log garbage.
-  if (auto gc = PickValueLogGc(v, options, relocate)) return gc;
+  if (auto gc = PickValueLogGc(v, options, relocate); gc && admitted(*gc)) return gc;
   // (4) Tombstone density.
   if (options.tombstone_density_trigger > 0) {
     for (int l = 0; l < static_cast<int>(v.levels.size()) && l < max_levels; ++l) {
@@ -250,8 +302,11 @@ std::optional<CompactionInputs> PickCompaction(const Version& v, const ColumnFam
         if (f->num_entries < std::max<uint64_t>(options.tombstone_density_min_entries, 1)) continue;
         double density = static_cast<double>(f->num_deletions) / static_cast<double>(f->num_entries);
         if (density < options.tombstone_density_trigger) continue;
-        if (l == 0) return WithLowerLevel(v, options, 0, v.levels[0], "tombstone-density", relocate);
-        return WithLowerLevel(v, options, l, {f}, "tombstone-density", relocate);
+        CompactionInputs c = l == 0
+                                 ? WithLowerLevel(v, options, 0, v.levels[0], "tombstone-density", relocate)
+                                 : WithLowerLevel(v, options, l, {f}, "tombstone-density", relocate);
+        if (admitted(c)) return c;
+        if (l == 0) break;  // the same pick for every file of L0
       }
     }
   }

@@ -15,6 +15,12 @@
 // tombstone density >= tombstone_density_trigger (with at least
 // tombstone_density_min_entries entries), so deletes do not leave readers walking tombstones.
 //
+// Parallel compactions. PickCompaction takes the CF's running compactions and returns the
+// first pick, in the order above, that they admit (RunningCompactions::Admits in
+// column_family.h: no shared input, no overlapping output range in one level, one L0
+// compaction at a time); an oversized level offers its files round-robin from the cursor,
+// skipping the ones that may not run now.
+//
 // Value-log GC. Every file records the bytes it references in each value log
 // (FileMetaData::value_log_refs), so a value log's live bytes are the sum over the files of
 // the version and its garbage ratio is 1 - live / record bytes. A value log whose ratio
@@ -93,10 +99,13 @@ std::vector<uint64_t> LevelTargets(const Version& v, const ColumnFamilyOptions& 
 
 // The next compaction for this version, or nothing. `cursors[level]` is the largest key
 // compacted last time at that level (round-robin through the key space); updated.
-// `gc_skip`: value logs never to relocate (see ValueLogsToCollect).
+// `gc_skip`: value logs never to relocate (see ValueLogsToCollect). `running`: the CF's
+// compactions running now; the pick is one they admit (RunningCompactions::Admits in
+// column_family.h), the first such in the order of the priorities above.
 std::optional<CompactionInputs> PickCompaction(const Version& v, const ColumnFamilyOptions& options,
                                                std::vector<std::string>* cursors,
-                                               const std::set<uint64_t>& gc_skip = {});
+                                               const std::set<uint64_t>& gc_skip = {},
+                                               const RunningCompactions* running = nullptr);
 
 // True if c's upper files may move to c.output_level without being rewritten (the rules in
 // the header comment, "Trivial move"). c.lower must be what the picker chose for c.upper.

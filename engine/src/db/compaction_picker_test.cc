@@ -369,5 +369,120 @@ TEST(TrivialMovePicker, ManualAndTombstoneCompactionsAlwaysRewrite) {
   ExpectPickOverNothing(PickCompaction(v, Opts(), &cursors), "tombstone-density", false);
 }
 
+// Parallel compactions in one CF: a pick is one the running compactions admit.
+
+TEST(ParallelCompactionPicker, RunningL0CompactionHoldsBackTheNextL0Pick) {
+  Version v;
+  v.levels.resize(4);
+  v.levels[0] = {File(9, "c", "d", 10), File(8, "a", "b", 10), File(7, "m", "n", 10), File(6, "x", "y", 10)};
+  std::vector<std::string> cursors;
+  auto first = PickCompaction(v, Opts(), &cursors);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->level, 0);
+  RunningCompactions running;
+  const uint64_t id = running.Add(*first);
+  // New L0 files arrived (a flush), but L0 files are compacted in age order: nothing now.
+  v.levels[0].insert(v.levels[0].begin(), File(10, "p", "q", 10));
+  EXPECT_FALSE(PickCompaction(v, Opts(), &cursors, {}, &running));
+  running.Remove(id);
+  EXPECT_TRUE(running.empty());
+  auto next = PickCompaction(v, Opts(), &cursors, {}, &running);
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->level, 0);
+}
+
+TEST(ParallelCompactionPicker, OversizedLevelSkipsFilesThatAreBusy) {
+  Version v;
+  v.levels.resize(4);
+  v.levels[1] = {File(1, "a", "b", 3000), File(2, "c", "d", 3000), File(3, "e", "f", 3000)};
+  v.levels[2] = {File(4, "a", "c5", 5000)};
+  std::vector<std::string> cursors;
+  auto c1 = PickCompaction(v, Opts(), &cursors);
+  ASSERT_TRUE(c1);
+  ASSERT_EQ(c1->upper[0]->file_number, 1u);  // with file 4 of L2 below it
+  RunningCompactions running;
+  running.Add(*c1);
+  std::vector<std::string> fresh;  // a cursor that points at file 1 again
+  auto c2 = PickCompaction(v, Opts(), &fresh, {}, &running);
+  ASSERT_TRUE(c2);
+  // File 2 overlaps file 4 of L2, which is busy: file 3 is the one that may run.
+  EXPECT_EQ(c2->upper[0]->file_number, 3u);
+  EXPECT_EQ(fresh[1], "f");  // the cursor follows the file picked
+  running.Add(*c2);
+  EXPECT_FALSE(PickCompaction(v, Opts(), &fresh, {}, &running));
+}
+
+TEST(ParallelCompactionPicker, L0PickWaitsForABusyL1File) {
+  Version v;
+  v.levels.resize(4);
+  v.levels[0] = {File(9, "c", "d", 10), File(8, "a", "b", 10), File(7, "m", "n", 10), File(6, "b", "c", 10)};
+  v.levels[1] = {File(1, "a", "a5", 100), File(4, "m", "z", 100)};
+  RunningCompactions running;
+  CompactionInputs l1;  // file 4 of L1 on its way to L2
+  l1.level = 1;
+  l1.output_level = 2;
+  l1.upper = {v.levels[1][1]};
+  running.Add(l1);
+  std::vector<std::string> cursors;
+  auto c = PickCompaction(v, Opts(), &cursors, {}, &running);
+  EXPECT_FALSE(c && c->level == 0);  // L0 spans a..n, so it needs file 4
+  // Without L0's file in m..n, file 4 is not needed: L0 may go beside the L1 compaction.
+  v.levels[0].erase(v.levels[0].begin() + 2);
+  v.levels[0].push_back(File(5, "d", "e", 10));
+  c = PickCompaction(v, Opts(), &cursors, {}, &running);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->level, 0);
+  ASSERT_EQ(c->lower.size(), 1u);
+  EXPECT_EQ(c->lower[0]->file_number, 1u);
+}
+
+TEST(ParallelCompactionPicker, AdmitsOnlyDisjointWorkPerLevel) {
+  auto job = [](int level, int output_level, std::vector<std::shared_ptr<const FileMetaData>> upper,
+                std::vector<std::shared_ptr<const FileMetaData>> lower = {}) {
+    CompactionInputs c;
+    c.level = level;
+    c.output_level = output_level;
+    c.upper = std::move(upper);
+    c.lower = std::move(lower);
+    return c;
+  };
+  RunningCompactions running;
+  EXPECT_TRUE(running.Admits(job(0, 1, {File(1, "a", "z", 10)})));
+  const uint64_t a = running.Add(job(1, 2, {File(10, "m", "p", 10)}, {File(20, "k", "n", 10)}));
+  // Writes k..p of L2: another writer of L2 there is refused, one beside it is admitted.
+  EXPECT_FALSE(running.Admits(job(1, 2, {File(11, "p", "r", 10)})));
+  EXPECT_FALSE(running.Admits(job(1, 2, {File(12, "a", "c", 10)}, {File(21, "b", "k", 10)})));
+  EXPECT_TRUE(running.Admits(job(1, 2, {File(13, "q", "s", 10)})));
+  // Its inputs are busy, wherever they are met.
+  EXPECT_FALSE(running.Admits(job(2, 3, {File(20, "k", "n", 10)})));
+  // Reading a range of L2 that it is writing is refused; a bottom rewrite elsewhere is not.
+  EXPECT_FALSE(running.Admits(job(2, 2, {File(22, "o", "o", 10)})));
+  EXPECT_TRUE(running.Admits(job(2, 2, {File(23, "t", "u", 10)})));
+  // An L0 compaction beside it, and a second L0 compaction refused.
+  const uint64_t b = running.Add(job(0, 1, {File(2, "a", "c", 10)}));
+  EXPECT_FALSE(running.Admits(job(0, 1, {File(3, "x", "y", 10)})));
+  EXPECT_EQ(running.size(), 2u);
+  running.Remove(a);
+  running.Remove(b);
+  EXPECT_TRUE(running.empty());
+  EXPECT_TRUE(running.Admits(job(1, 2, {File(11, "p", "r", 10)})));
+}
+
+TEST(ParallelCompactionPicker, TombstoneDensitySkipsABusyFile) {
+  Version v;
+  v.levels.resize(4);
+  v.levels[3] = {File(1, "a", "m", 100, 1000, 800), File(2, "n", "z", 100, 1000, 900)};
+  std::vector<std::string> cursors;
+  auto c = PickCompaction(v, Opts(), &cursors);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->upper[0]->file_number, 1u);
+  RunningCompactions running;
+  running.Add(*c);
+  c = PickCompaction(v, Opts(), &cursors, {}, &running);
+  ASSERT_TRUE(c);
+  EXPECT_STREQ(c->reason, "tombstone-density");
+  EXPECT_EQ(c->upper[0]->file_number, 2u);
+}
+
 }  // namespace
 }  // namespace tidesdb

@@ -124,6 +124,11 @@ class DBImpl final : public DB {
   }
   // Tests: writers in the write queue (the group being committed included).
   size_t WriteQueueLengthForTest();
+  // Tests: called (without mutex_) by every compaction, trivial moves included, as it
+  // starts, with its CF, level and output level. Set before the DB has work to compact.
+  void SetCompactionStartForTest(std::function<void(uint32_t, int, int)> hook) {
+    compaction_start_ = std::move(hook);
+  }
 
   // --- Transaction support (txn/).
   // A write carried through the commit group with extras. kWalWriteBatch and
@@ -273,16 +278,19 @@ class DBImpl final : public DB {
 
   // --- db_impl_compaction.cc
   struct CompactionOutput;
+  struct CompactionRecord;
   void CompactionLoop();
+  // Runs c (of a CF whose RunningCompactions holds it) and installs its outcome; sets
+  // record's output counts.
   Status RunCompactionLocked(std::unique_lock<std::mutex>& lock, ColumnFamilyData* cfd,
-                             const struct CompactionInputs& c);
+                             const struct CompactionInputs& c, CompactionRecord* record);
   // RunCompactionLocked, recorded for GetProperty("tidesdb.compactions"): listed as running
   // while it runs, then kept among the kRecentCompactions most recent with its outcome.
   Status RunTrackedCompactionLocked(std::unique_lock<std::mutex>& lock, ColumnFamilyData* cfd,
                                     const struct CompactionInputs& c, bool manual);
   // A trivial move (c.move): one manifest edit moves c.upper to c.output_level unchanged.
   Status MoveFilesLocked(std::unique_lock<std::mutex>& lock, ColumnFamilyData* cfd,
-                         const struct CompactionInputs& c);
+                         const struct CompactionInputs& c, CompactionRecord* record);
   Status RunSubcompaction(ColumnFamilyData* cfd, const struct CompactionInputs& c, const Version& version,
                           const std::vector<SequenceNumber>& snapshots, const std::string* start,
                           const std::string* end, std::vector<CompactionOutput>* outputs,
@@ -385,6 +393,7 @@ class DBImpl final : public DB {
   std::mutex write_mu_;
   std::deque<Writer*> writers_;
   std::function<void(const WriteBatch&)> before_memtable_insert_;  // tests only
+  std::function<void(uint32_t, int, int)> compaction_start_;       // tests only
 
   // The live WAL. Replaced by the leader (with mutex_ held); read by the syncer.
   std::mutex wal_mu_;

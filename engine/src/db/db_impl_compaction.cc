@@ -95,8 +95,8 @@ void DBImpl::CompactionLoop() {
     for (auto& [id, cfd] : cfs_) order.push_back(cfd.get());
     for (size_t i = 0; i < order.size() && pick == nullptr; ++i) {
       ColumnFamilyData* cfd = order[(rotate + i) % order.size()];
-      if (cfd->compacting || !cfd->damage.ok()) continue;
-      c = PickCompaction(*cfd->version, cfd->options, &cfd->compact_cursors, cfd->gc_skip);
+      if (cfd->manual_compaction || !cfd->damage.ok()) continue;
+      c = PickCompaction(*cfd->version, cfd->options, &cfd->compact_cursors, cfd->gc_skip, &cfd->compactions);
       if (c) pick = cfd;
     }
     rotate++;
@@ -104,11 +104,11 @@ void DBImpl::CompactionLoop() {
       bg_cv_.wait(l);
       continue;
     }
-    pick->compacting = true;
+    const uint64_t job = pick->compactions.Add(*c);
     compactions_running_++;
     Status s = RunTrackedCompactionLocked(l, pick, *c, false);
     compactions_running_--;
-    pick->compacting = false;
+    pick->compactions.Remove(job);
     bg_cv_.notify_all();
     c.reset();
     l.unlock();
@@ -336,40 +336,29 @@ Status DBImpl::RunTrackedCompactionLocked(std::unique_lock<std::mutex>& l, Colum
   r.input_files = c.upper.size() + c.lower.size();
   r.input_bytes = LevelBytes(c.upper) + LevelBytes(c.lower);
   r.start_micros = env_->NowMicros();
-  // The output is what the output level holds afterwards that it did not hold before.
-  std::set<uint64_t> before;
-  if (static_cast<size_t>(c.output_level) < cfd->version->levels.size()) {
-    for (const auto& f : cfd->version->levels[c.output_level]) before.insert(f->file_number);
-  }
   compactions_now_.push_back(r);
-  Status s = RunCompactionLocked(l, cfd, c);
+  Status s = RunCompactionLocked(l, cfd, c, &r);
   // A damaged input is not transient: retrying would fail again, forever.
   if (s.IsCorruption() && !cfd->dropped) MarkDamagedLocked(cfd, s);
   std::erase_if(compactions_now_, [&](const CompactionRecord& x) { return x.id == r.id; });
   r.end_micros = env_->NowMicros();
   r.status = s.ToString();
-  if (s.ok() && static_cast<size_t>(c.output_level) < cfd->version->levels.size()) {
-    for (const auto& f : cfd->version->levels[c.output_level]) {
-      if (before.count(f->file_number) != 0) continue;
-      r.output_files++;
-      r.output_bytes += f->file_size;
-    }
-  }
   compactions_recent_.push_back(std::move(r));
   if (compactions_recent_.size() > kRecentCompactions) compactions_recent_.pop_front();
   return s;
 }
 
 Status DBImpl::MoveFilesLocked(std::unique_lock<std::mutex>& l, ColumnFamilyData* cfd,
-                               const CompactionInputs& c) {
+                               const CompactionInputs& c, CompactionRecord* record) {
   std::optional<ManifestOwner> owner;
   owner.emplace(this, l);
   if (cfd->dropped) return Status::Aborted("column family dropped before compaction");
   // The same FileMetaData objects move, so the files stay live (their last release deletes
   // them) and their value-log references, sizes and counts come along: no value log gains
   // or loses live bytes. The picker ran on cfd->version as it was before this waited for
-  // the manifest; since then only flushes can have changed it (the CF's compaction is
-  // this one), adding newer files to L0, which stay above the moved ones.
+  // the manifest; since then flushes may have added newer files to L0 (they stay above the
+  // moved ones) and other compactions of the CF may have finished, none of them with these
+  // files or writing where they go (RunningCompactions).
   VersionEdit edit;
   auto v = std::make_shared<Version>(*cfd->version);
   if (v->levels.size() <= static_cast<size_t>(c.output_level)) v->levels.resize(c.output_level + 1);
@@ -392,6 +381,8 @@ Status DBImpl::MoveFilesLocked(std::unique_lock<std::mutex>& l, ColumnFamilyData
   PublishReadViewLocked(cfd);
   stat_trivial_moves_ += c.upper.size();
   stat_trivial_move_bytes_ += bytes;
+  record->output_files = c.upper.size();
+  record->output_bytes = bytes;
   compaction_progress_++;
   UpdateL0StatsLocked();
   owner.reset();
@@ -403,8 +394,13 @@ Status DBImpl::MoveFilesLocked(std::unique_lock<std::mutex>& l, ColumnFamilyData
 }
 
 Status DBImpl::RunCompactionLocked(std::unique_lock<std::mutex>& l, ColumnFamilyData* cfd,
-                                   const CompactionInputs& c) {
-  if (c.move) return MoveFilesLocked(l, cfd, c);
+                                   const CompactionInputs& c, CompactionRecord* record) {
+  if (compaction_start_) {
+    l.unlock();
+    compaction_start_(cfd->id, c.level, c.output_level);
+    l.lock();
+  }
+  if (c.move) return MoveFilesLocked(l, cfd, c, record);
   // A snapshot registered later reads at a sequence at least as new as every input entry.
   const std::vector<SequenceNumber> snapshots = SnapshotList();
   std::shared_ptr<const Version> version = cfd->version;
@@ -537,6 +533,8 @@ Status DBImpl::RunCompactionLocked(std::unique_lock<std::mutex>& l, ColumnFamily
   for (const auto& logs : relocated) {
     for (const auto& r : logs) relocated_bytes += r.file_size;
   }
+  record->output_files = out_files;
+  record->output_bytes = out_bytes;
   owner.reset();
   l.unlock();
   Log(LogLevel::kInfo,
@@ -576,8 +574,8 @@ Status DBImpl::CompactRange(ColumnFamilyHandle* cf, const Range* range) {
     }
     const int max_levels = std::max(cfd->options.max_levels, 2);
     for (int level = 0; level < max_levels; ++level) {
-      // Wait for the background compaction of this CF, then take it over.
-      while (cfd->compacting && !shutting_down_) bg_cv_.wait(l);
+      // Wait for the CF's background compactions (and another manual one), then run alone.
+      while ((!cfd->compactions.empty() || cfd->manual_compaction) && !shutting_down_) bg_cv_.wait(l);
       if (shutting_down_) return Status::Aborted("database is closing");
       if (cfd->dropped) break;
       // The last non-empty level is rewritten in place only when it is level >= 1 and the
@@ -600,9 +598,11 @@ Status DBImpl::CompactRange(ColumnFamilyHandle* cf, const Range* range) {
         }
       }
       if (!c) continue;
-      cfd->compacting = true;
+      cfd->manual_compaction = true;
+      const uint64_t job = cfd->compactions.Add(*c);
       s = RunTrackedCompactionLocked(l, cfd, *c, true);
-      cfd->compacting = false;
+      cfd->compactions.Remove(job);
+      cfd->manual_compaction = false;
       bg_cv_.notify_all();
       c.reset();
       l.unlock();
@@ -623,7 +623,8 @@ Status DBImpl::WaitForBackgroundWork() {
       // Anything left to pick?
       for (auto& [id, cfd] : cfs_) {
         std::vector<std::string> cursors = cfd->compact_cursors;
-        if (!cfd->compacting && PickCompaction(*cfd->version, cfd->options, &cursors, cfd->gc_skip))
+        if (!cfd->manual_compaction &&
+            PickCompaction(*cfd->version, cfd->options, &cursors, cfd->gc_skip, &cfd->compactions))
           busy = true;
       }
       if (!busy) return bg_error_.ok() ? compaction_error_ : bg_error_;
