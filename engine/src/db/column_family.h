@@ -122,6 +122,8 @@ class RunningCompactions {
   size_t size() const { return jobs_.size(); }
   // True if c may run alongside every running compaction.
   bool Admits(const CompactionInputs& c) const;
+  // True if file `number` is an input of a running compaction.
+  bool IsInput(uint64_t number) const;
   // Registers c as running; returns the id Remove takes.
   uint64_t Add(const CompactionInputs& c);
   void Remove(uint64_t id);

@@ -13,6 +13,12 @@ uint64_t LevelBytes(const std::vector<std::shared_ptr<const FileMetaData>>& file
   return n;
 }
 
+int L0StallFiles(const ColumnFamilyOptions& options) { return std::max(options.l0_queue_stall_threshold, 2); }
+
+int L0SlowdownFiles(const ColumnFamilyOptions& options) {
+  return std::max(L0StallFiles(options) * 3 / 4, std::max(options.l1_file_count_trigger, 1) + 1);
+}
+
 std::vector<uint64_t> LevelTargets(const Version& v, const ColumnFamilyOptions& options) {
   const int max_levels = std::max(options.max_levels, 2);
   const uint64_t base = std::max<uint64_t>(options.level_size_base, 1);
@@ -205,6 +211,13 @@ bool RunningCompactions::Admits(const CompactionInputs& c) const {
   return true;
 }
 
+bool RunningCompactions::IsInput(uint64_t number) const {
+  for (const Job& j : jobs_) {
+    if (j.files.count(number) != 0) return true;
+  }
+  return false;
+}
+
 uint64_t RunningCompactions::Add(const CompactionInputs& c) {
   Job j;
   j.id = next_id_++;
@@ -257,18 +270,28 @@ std::optional<CompactionInputs> PickCompaction(const Version& v, const ColumnFam
   const std::vector<uint64_t> relocate = ValueLogsToCollect(v, options, gc_skip);
   if (cursors->size() < static_cast<size_t>(max_levels)) cursors->resize(max_levels);
   auto admitted = [running](const CompactionInputs& c) { return running == nullptr || running->Admits(c); };
+  // A second compaction of the CF only once its L0 would slow writes down (header comment,
+  // "Parallel compactions").
+  const int l0_files = v.levels.empty() ? 0 : static_cast<int>(v.levels[0].size());
+  if (running != nullptr && !running->empty() && l0_files < L0SlowdownFiles(options)) return std::nullopt;
   // (1) L0 has too many files: all of them (older L0 files must move together with newer
   // ones that overlap them) into L1.
-  if (!v.levels.empty() &&
-      static_cast<int>(v.levels[0].size()) >= std::max(options.l1_file_count_trigger, 1)) {
+  if (l0_files >= std::max(options.l1_file_count_trigger, 1)) {
     CompactionInputs c = SizeCompaction(v, options, 0, v.levels[0], "l0-file-count", relocate);
     if (admitted(c)) return c;
   }
   // (2) The levels over their targets, the one most over first (the deeper one of equals).
+  // Files that running compactions are taking out of a level do not count towards its size:
+  // a second compaction of a level is picked only if the level stays over its target
+  // without them (not for a surplus the first one is already removing).
   std::vector<uint64_t> targets = LevelTargets(v, options);
   std::vector<std::pair<double, int>> over;  // (score, level)
   for (int l = 1; l < static_cast<int>(v.levels.size()) && l < max_levels - 1; ++l) {
-    double score = static_cast<double>(LevelBytes(v.levels[l])) / static_cast<double>(targets[l]);
+    uint64_t bytes = 0;
+    for (const auto& f : v.levels[l]) {
+      if (running == nullptr || !running->IsInput(f->file_number)) bytes += f->file_size;
+    }
+    double score = static_cast<double>(bytes) / static_cast<double>(targets[l]);
     if (score >= 1.0) over.emplace_back(score, l);
   }
   std::sort(over.begin(), over.end(), [](const auto& a, const auto& b) { return a > b; });

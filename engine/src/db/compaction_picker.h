@@ -15,11 +15,16 @@
 // tombstone density >= tombstone_density_trigger (with at least
 // tombstone_density_min_entries entries), so deletes do not leave readers walking tombstones.
 //
-// Parallel compactions. PickCompaction takes the CF's running compactions and returns the
-// first pick, in the order above, that they admit (RunningCompactions::Admits in
-// column_family.h: no shared input, no overlapping output range in one level, one L0
-// compaction at a time); an oversized level offers its files round-robin from the cursor,
-// skipping the ones that may not run now.
+// Parallel compactions. A CF runs a second compaction (a third, ...) when its L0 holds
+// L0SlowdownFiles files, the point where writes start to be slowed down: below it, work that
+// waits is done in larger batches, which costs fewer bytes (measured: a random load whose
+// compactions ran beside each other whenever they could wrote 7 % more, with no gain in
+// throughput on two cores; docs/BENCHMARKS.md); from it, a stall costs more. PickCompaction
+// takes the CF's running compactions and returns the first pick, in the order above, that
+// they admit (RunningCompactions::Admits in column_family.h: no shared input, no
+// overlapping output range in one level, one L0 compaction at a time); an oversized level
+// offers its files round-robin from the cursor, skipping the ones that may not run now, and
+// a level's files being compacted do not count towards its size.
 //
 // Value-log GC. Every file records the bytes it references in each value log
 // (FileMetaData::value_log_refs), so a value log's live bytes are the sum over the files of
@@ -94,6 +99,10 @@ std::vector<uint64_t> ValueLogsToCollect(const Version& v, const ColumnFamilyOpt
 std::vector<uint64_t> DeadValueLogs(const Version& v);
 
 uint64_t LevelBytes(const std::vector<std::shared_ptr<const FileMetaData>>& files);
+// Write back-pressure from L0 (DBImpl::ThrottleForCompactionLocked): at L0StallFiles files
+// writes wait for compaction; from L0SlowdownFiles each write group sleeps a little.
+int L0StallFiles(const ColumnFamilyOptions& options);
+int L0SlowdownFiles(const ColumnFamilyOptions& options);
 // Target size per level (index = level; L0's entry is unused).
 std::vector<uint64_t> LevelTargets(const Version& v, const ColumnFamilyOptions& options);
 

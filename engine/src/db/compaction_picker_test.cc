@@ -369,24 +369,62 @@ TEST(TrivialMovePicker, ManualAndTombstoneCompactionsAlwaysRewrite) {
   ExpectPickOverNothing(PickCompaction(v, Opts(), &cursors), "tombstone-density", false);
 }
 
-// Parallel compactions in one CF: a pick is one the running compactions admit.
+// Parallel compactions in one CF: a second compaction only while L0 is at the point where
+// writes slow down, and a pick is one the running compactions admit.
+
+// Options under which 4 L0 files slow writes down (L0SlowdownFiles).
+ColumnFamilyOptions ParallelOpts() {
+  ColumnFamilyOptions o = Opts();
+  o.l1_file_count_trigger = 3;
+  o.l0_queue_stall_threshold = 4;
+  return o;
+}
+
+// Adds n L0 files over [smallest, largest], numbered from `first` (newest first).
+void AddL0(Version* v, int n, const std::string& smallest, const std::string& largest, uint64_t first) {
+  for (int i = 0; i < n; ++i)
+    v->levels[0].insert(v->levels[0].begin(), File(first + i, smallest, largest, 10));
+}
+
+TEST(ParallelCompactionPicker, NoSecondCompactionWhileL0IsBelowTheSlowdown) {
+  ColumnFamilyOptions o = ParallelOpts();
+  ASSERT_EQ(L0SlowdownFiles(o), 4);
+  Version v;
+  v.levels.resize(4);
+  v.levels[1] = {File(1, "a", "b", 3000), File(2, "c", "d", 3000), File(3, "e", "f", 3000)};
+  v.levels[2] = {File(4, "x", "z", 5000)};
+  std::vector<std::string> cursors;
+  auto c1 = PickCompaction(v, o, &cursors);
+  ASSERT_TRUE(c1);
+  RunningCompactions running;
+  running.Add(*c1);
+  AddL0(&v, 3, "x", "y", 100);
+  EXPECT_FALSE(PickCompaction(v, o, &cursors, {}, &running));  // file 2 could go: it waits
+  AddL0(&v, 1, "x", "y", 200);
+  auto c2 = PickCompaction(v, o, &cursors, {}, &running);
+  ASSERT_TRUE(c2);
+  EXPECT_EQ(c2->level, 0);  // now L0 goes beside it
+}
 
 TEST(ParallelCompactionPicker, RunningL0CompactionHoldsBackTheNextL0Pick) {
   Version v;
   v.levels.resize(4);
   v.levels[0] = {File(9, "c", "d", 10), File(8, "a", "b", 10), File(7, "m", "n", 10), File(6, "x", "y", 10)};
+  ColumnFamilyOptions o = Opts();
+  o.l0_queue_stall_threshold = 4;  // L0SlowdownFiles: 5
   std::vector<std::string> cursors;
-  auto first = PickCompaction(v, Opts(), &cursors);
+  auto first = PickCompaction(v, o, &cursors);
   ASSERT_TRUE(first);
   EXPECT_EQ(first->level, 0);
   RunningCompactions running;
   const uint64_t id = running.Add(*first);
-  // New L0 files arrived (a flush), but L0 files are compacted in age order: nothing now.
+  // New L0 files arrived (a flush), enough to slow writes, but L0 files are compacted in
+  // age order: nothing now.
   v.levels[0].insert(v.levels[0].begin(), File(10, "p", "q", 10));
-  EXPECT_FALSE(PickCompaction(v, Opts(), &cursors, {}, &running));
+  EXPECT_FALSE(PickCompaction(v, o, &cursors, {}, &running));
   running.Remove(id);
   EXPECT_TRUE(running.empty());
-  auto next = PickCompaction(v, Opts(), &cursors, {}, &running);
+  auto next = PickCompaction(v, o, &cursors, {}, &running);
   ASSERT_TRUE(next);
   EXPECT_EQ(next->level, 0);
 }
@@ -396,20 +434,44 @@ TEST(ParallelCompactionPicker, OversizedLevelSkipsFilesThatAreBusy) {
   v.levels.resize(4);
   v.levels[1] = {File(1, "a", "b", 3000), File(2, "c", "d", 3000), File(3, "e", "f", 3000)};
   v.levels[2] = {File(4, "a", "c5", 5000)};
+  const ColumnFamilyOptions o = ParallelOpts();
   std::vector<std::string> cursors;
-  auto c1 = PickCompaction(v, Opts(), &cursors);
+  auto c1 = PickCompaction(v, o, &cursors);
   ASSERT_TRUE(c1);
   ASSERT_EQ(c1->upper[0]->file_number, 1u);  // with file 4 of L2 below it
   RunningCompactions running;
   running.Add(*c1);
+  AddL0(&v, 4, "a", "b", 100);     // writes would slow; L0 needs file 1, so it cannot go
   std::vector<std::string> fresh;  // a cursor that points at file 1 again
-  auto c2 = PickCompaction(v, Opts(), &fresh, {}, &running);
+  auto c2 = PickCompaction(v, o, &fresh, {}, &running);
   ASSERT_TRUE(c2);
   // File 2 overlaps file 4 of L2, which is busy: file 3 is the one that may run.
   EXPECT_EQ(c2->upper[0]->file_number, 3u);
   EXPECT_EQ(fresh[1], "f");  // the cursor follows the file picked
   running.Add(*c2);
-  EXPECT_FALSE(PickCompaction(v, Opts(), &fresh, {}, &running));
+  EXPECT_FALSE(PickCompaction(v, o, &fresh, {}, &running));
+}
+
+TEST(ParallelCompactionPicker, FilesBeingCompactedDoNotCountTowardsALevelsSize) {
+  Version v;
+  v.levels.resize(4);
+  v.levels[1] = {File(1, "a", "b", 600), File(2, "c", "d", 600)};  // target 1000
+  v.levels[3] = {File(4, "a", "z", 5000)};
+  const ColumnFamilyOptions o = ParallelOpts();
+  std::vector<std::string> cursors;
+  auto c1 = PickCompaction(v, o, &cursors);
+  ASSERT_TRUE(c1);
+  EXPECT_EQ(c1->level, 1);
+  RunningCompactions running;
+  running.Add(*c1);
+  AddL0(&v, 4, "a", "b", 100);  // writes would slow; L0 needs file 1, so it cannot go
+  // Without file 1 the level holds 600 bytes, under its target: no second compaction.
+  EXPECT_FALSE(PickCompaction(v, o, &cursors, {}, &running));
+  v.levels[1].push_back(File(3, "e", "f", 600));  // 1200 without file 1: over again
+  auto c2 = PickCompaction(v, o, &cursors, {}, &running);
+  ASSERT_TRUE(c2);
+  EXPECT_EQ(c2->level, 1);
+  EXPECT_NE(c2->upper[0]->file_number, 1u);
 }
 
 TEST(ParallelCompactionPicker, L0PickWaitsForABusyL1File) {
@@ -417,6 +479,9 @@ TEST(ParallelCompactionPicker, L0PickWaitsForABusyL1File) {
   v.levels.resize(4);
   v.levels[0] = {File(9, "c", "d", 10), File(8, "a", "b", 10), File(7, "m", "n", 10), File(6, "b", "c", 10)};
   v.levels[1] = {File(1, "a", "a5", 100), File(4, "m", "z", 100)};
+  ColumnFamilyOptions o = Opts();
+  o.l1_file_count_trigger = 3;
+  o.l0_queue_stall_threshold = 4;  // L0SlowdownFiles: 4, so L0 may go beside others
   RunningCompactions running;
   CompactionInputs l1;  // file 4 of L1 on its way to L2
   l1.level = 1;
@@ -424,16 +489,37 @@ TEST(ParallelCompactionPicker, L0PickWaitsForABusyL1File) {
   l1.upper = {v.levels[1][1]};
   running.Add(l1);
   std::vector<std::string> cursors;
-  auto c = PickCompaction(v, Opts(), &cursors, {}, &running);
+  auto c = PickCompaction(v, o, &cursors, {}, &running);
   EXPECT_FALSE(c && c->level == 0);  // L0 spans a..n, so it needs file 4
   // Without L0's file in m..n, file 4 is not needed: L0 may go beside the L1 compaction.
   v.levels[0].erase(v.levels[0].begin() + 2);
   v.levels[0].push_back(File(5, "d", "e", 10));
-  c = PickCompaction(v, Opts(), &cursors, {}, &running);
+  c = PickCompaction(v, o, &cursors, {}, &running);
   ASSERT_TRUE(c);
   EXPECT_EQ(c->level, 0);
   ASSERT_EQ(c->lower.size(), 1u);
   EXPECT_EQ(c->lower[0]->file_number, 1u);
+}
+
+TEST(ParallelCompactionPicker, L0WaitsBesideARunningCompactionUntilWritesWouldSlow) {
+  Version v;
+  v.levels.resize(4);
+  v.levels[1] = {File(1, "x", "z", 100)};
+  for (uint64_t i = 0; i < 4; ++i) v.levels[0].push_back(File(100 - i, "a", "b", 10));
+  RunningCompactions running;
+  CompactionInputs l1;  // file 1 of L1 on its way to L2, beside nothing L0 needs
+  l1.level = 1;
+  l1.output_level = 2;
+  l1.upper = {v.levels[1][0]};
+  running.Add(l1);
+  std::vector<std::string> cursors;
+  EXPECT_FALSE(PickCompaction(v, Opts(), &cursors, {}, &running));  // 4 of 15
+  EXPECT_TRUE(PickCompaction(v, Opts(), &cursors));                 // alone it would go
+  ASSERT_EQ(L0SlowdownFiles(Opts()), 15);
+  while (v.levels[0].size() < 15) v.levels[0].push_back(File(50 + v.levels[0].size(), "a", "b", 10));
+  auto c = PickCompaction(v, Opts(), &cursors, {}, &running);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->level, 0);
 }
 
 TEST(ParallelCompactionPicker, AdmitsOnlyDisjointWorkPerLevel) {
@@ -472,13 +558,18 @@ TEST(ParallelCompactionPicker, TombstoneDensitySkipsABusyFile) {
   Version v;
   v.levels.resize(4);
   v.levels[3] = {File(1, "a", "m", 100, 1000, 800), File(2, "n", "z", 100, 1000, 900)};
+  const ColumnFamilyOptions o = ParallelOpts();
   std::vector<std::string> cursors;
-  auto c = PickCompaction(v, Opts(), &cursors);
+  auto c = PickCompaction(v, o, &cursors);
   ASSERT_TRUE(c);
   EXPECT_EQ(c->upper[0]->file_number, 1u);
   RunningCompactions running;
   running.Add(*c);
-  c = PickCompaction(v, Opts(), &cursors, {}, &running);
+  // L0 is being compacted, and more has arrived since: writes would slow, L0 cannot go.
+  AddL0(&v, 4, "a", "b", 100);
+  running.Add(*PickCompaction(v, o, &cursors));
+  AddL0(&v, 4, "c", "d", 200);
+  c = PickCompaction(v, o, &cursors, {}, &running);
   ASSERT_TRUE(c);
   EXPECT_STREQ(c->reason, "tombstone-density");
   EXPECT_EQ(c->upper[0]->file_number, 2u);

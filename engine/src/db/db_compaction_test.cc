@@ -387,17 +387,18 @@ TEST_F(CompactionTest, ManualCompactionRewritesFilesThatCouldMove) {
 
 // Two compactions of one column family run at once when their files and output ranges are
 // disjoint: while an L1 -> L2 compaction of keys "b..." is held (a test hook stops it as it
-// starts), flushes of keys "a..." fill L0, and the L0 -> L1 compaction they
-// trigger runs and finishes beside it. Then the held one finishes and every row is there.
-// (L0 must hold no "b" file then, or its key range would span the held compaction's: the
-// "b" rows settle first, and the two flushes that start the held compaction are compacted
-// together out of L0 before it starts.)
+// starts), flushes of keys "a..." fill L0 up to where writes would slow down, and the
+// L0 -> L1 compaction they trigger runs and finishes beside it. Then the held one finishes and every row is
+// there. (L0 must hold no "b" file then, or its key range would span the held compaction's: the "b" rows
+// settle first, and the two flushes that start the held compaction are compacted together out of L0 before it
+// starts.)
 TEST_F(CompactionTest, TwoCompactionsOfOneColumnFamilyRunAtOnce) {
   options_.compaction_threads = 2;
   Open();
   ColumnFamilyOptions o = options_.default_cf_options;
   o.l1_file_count_trigger = 2;
-  o.level_size_base = 16 << 10;  // L1 is soon over its target: L1 -> L2 compactions
+  o.l0_queue_stall_threshold = 4;  // L0 goes beside another compaction from 3 files
+  o.level_size_base = 16 << 10;    // L1 is soon over its target: L1 -> L2 compactions
   // Shared with the hook, which outlives this body if an assertion returns early; the
   // guard then releases a held compaction so that the DB can close.
   struct Hold {
@@ -457,8 +458,9 @@ TEST_F(CompactionTest, TwoCompactionsOfOneColumnFamilyRunAtOnce) {
     EXPECT_TRUE(db_->GetProperty(t, "tidesdb.num-files-at-level" + std::to_string(level), &v));
     return std::stoi(v);
   };
-  fill('a', 0, 500);
-  fill('a', 500, 1000);
+  fill('a', 0, 300);
+  fill('a', 300, 600);
+  fill('a', 600, 900);
   // The hang guard: with one compaction per CF, L0 would wait for the held one for ever.
   bool drained = false;
   for (int i = 0; i < 6000 && !drained; ++i) {

@@ -45,9 +45,8 @@ void DBImpl::UpdateL0StatsLocked() {
 }
 
 Status DBImpl::ThrottleForCompactionLocked(std::unique_lock<std::mutex>& l) {
-  const ColumnFamilyOptions& o = options_.default_cf_options;
-  const int stall = std::max(o.l0_queue_stall_threshold, 2);
-  const int slowdown = std::max(stall * 3 / 4, std::max(o.l1_file_count_trigger, 1) + 1);
+  const int stall = L0StallFiles(options_.default_cf_options);
+  const int slowdown = L0SlowdownFiles(options_.default_cf_options);
   auto start = std::chrono::steady_clock::now();
   // Graduated: a short sleep per write group that grows with the L0 backlog...
   if (max_l0_files_ >= slowdown && max_l0_files_ < stall) {
