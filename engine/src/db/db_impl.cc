@@ -16,8 +16,6 @@ namespace tidesdb {
 
 namespace {
 constexpr uint8_t kManifestEditRecord = 1;
-// A manifest larger than this is rewritten as a snapshot of the current state.
-constexpr uint64_t kMaxManifestBytes = 64ull << 20;
 }  // namespace
 
 // ---------------------------------------------------------------------------- open / close
@@ -191,7 +189,7 @@ Status DBImpl::Recover() {
     s = LogAndApply(l, &edit);
   }
   if (!s.ok()) return s;
-  visible_sequence_.store(last_sequence_, std::memory_order_release);
+  visible_sequence_.store(last_sequence_.load(), std::memory_order_release);
 
   l.unlock();
   s = DeleteOrphanFiles();
@@ -208,7 +206,7 @@ Status DBImpl::Recover() {
   }
   if (options_.sync_mode == SyncMode::kInterval) sync_thread_ = std::thread([this] { IntervalSyncLoop(); });
   Log(LogLevel::kInfo, "opened %s: %zu column families, last sequence %llu, %zu prepared transactions",
-      dbname_.c_str(), cfs_.size(), static_cast<unsigned long long>(last_sequence_),
+      dbname_.c_str(), cfs_.size(), static_cast<unsigned long long>(last_sequence_.load()),
       recovered_prepared_.size());
   return Status::OK();
 }
@@ -313,7 +311,7 @@ Status DBImpl::ReplayManifest(uint64_t* manifest_number) {
 
 Status DBImpl::ApplyRecoveredEdit(const VersionEdit& edit) {
   if (edit.next_file_number()) next_file_number_ = std::max(next_file_number_, *edit.next_file_number());
-  if (edit.last_sequence()) last_sequence_ = std::max(last_sequence_, *edit.last_sequence());
+  if (edit.last_sequence()) last_sequence_ = std::max(last_sequence_.load(), *edit.last_sequence());
   if (edit.wal_number()) wal_number_ = std::max(wal_number_, *edit.wal_number());
   if (edit.max_column_family()) max_cf_id_ = std::max(max_cf_id_, *edit.max_column_family());
   for (const auto& add : edit.added_column_families()) {
@@ -375,7 +373,7 @@ Status DBImpl::ApplyRecoveredEdit(const VersionEdit& edit) {
       });
       files.insert(pos, meta);
     }
-    last_sequence_ = std::max(last_sequence_, n.meta.largest_seq);
+    last_sequence_ = std::max(last_sequence_.load(), n.meta.largest_seq);
     next_file_number_ = std::max(next_file_number_, n.meta.file_number + 1);
   }
   for (const auto& d : edit.deleted_value_logs()) {
@@ -513,7 +511,7 @@ Status DBImpl::ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bo
         return Status::Corruption(fname, where + ": bad unlogged-sequences record");
       s = take_sequences(where, first, last - first + 1);
       if (!s.ok()) return s;
-      last_sequence_ = std::max(last_sequence_, last);
+      last_sequence_ = std::max(last_sequence_.load(), last);
       continue;
     }
     if (type == kWalPrepare || type == kWalCommitPrepared || type == kWalRollbackPrepared) {
@@ -548,7 +546,7 @@ Status DBImpl::ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bo
     s = batch.Iterate(&inserter);
     if (!s.ok()) return Status::Corruption(fname, where + ": " + s.message());
     if (batch.Count() > 0) {
-      last_sequence_ = std::max(last_sequence_, first_seq + batch.Count() - 1);
+      last_sequence_ = std::max(last_sequence_.load(), first_seq + batch.Count() - 1);
       replayed_sequence_ = std::max(replayed_sequence_, first_seq + batch.Count() - 1);
     }
     // Keep recovery's memory bounded: flush a memtable that filled up. Its end is what has
@@ -699,7 +697,7 @@ Status DBImpl::LogAndApply(std::unique_lock<std::mutex>& l, VersionEdit* edit, b
   assert(manifest_owned_);
   if (outcome_unknown != nullptr) *outcome_unknown = false;
   Status s;
-  if (!manifest_ || !manifest_->status().ok() || manifest_size_ > kMaxManifestBytes) {
+  if (!manifest_ || !manifest_->status().ok() || manifest_size_ > max_manifest_bytes_) {
     s = WriteSnapshotManifest(l);
     if (!s.ok()) return s;
   }

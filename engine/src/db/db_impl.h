@@ -124,6 +124,9 @@ class DBImpl final : public DB {
   }
   // Tests: writers in the write queue (the group being committed included).
   size_t WriteQueueLengthForTest();
+  // Tests: a manifest longer than this is rewritten as a snapshot at the next edit (64 MiB
+  // otherwise). Set before the DB has work to do.
+  void SetMaxManifestBytesForTest(uint64_t bytes) { max_manifest_bytes_ = bytes; }
   // Tests: called (without mutex_) by every compaction, trivial moves included, as it
   // starts, with its CF, level and output level. Set before the DB has work to compact.
   void SetCompactionStartForTest(std::function<void(uint32_t, int, int)> hook) {
@@ -346,6 +349,7 @@ class DBImpl final : public DB {
   uint64_t manifest_number_ = 0;
   std::unique_ptr<LogWriter> manifest_;
   uint64_t manifest_size_ = 0;
+  uint64_t max_manifest_bytes_ = 64ull << 20;  // then the next edit writes a snapshot manifest
   bool manifest_owned_ = false;
   std::condition_variable manifest_cv_;
   // Registered snapshots, guarded by snapshot_mu_ (not mutex_: taking and releasing a
@@ -380,9 +384,11 @@ class DBImpl final : public DB {
   std::map<std::string, std::string> recovered_prepared_;
 
   // Sequences: last_sequence_ is assigned by the leader while its group holds the front
-  // of the write queue; readers use visible_sequence_, published by the group member that
-  // finished inserting last, once all of the group is in the memtables.
-  SequenceNumber last_sequence_ = 0;
+  // of the write queue, after the group's WAL write; readers use visible_sequence_,
+  // published by the group member that finished inserting last, once all of the group is
+  // in the memtables. Atomic because a snapshot manifest (built by whichever thread owns the
+  // manifest) records it without the write queue: any value it reads is logged already.
+  std::atomic<SequenceNumber> last_sequence_{0};
   // Sequences taken by disable_wal groups since the last WAL write ([first, last]; first = 0:
   // none). The next logged group notes them (kWalUnloggedSequences). Leader only.
   SequenceNumber unlogged_first_ = 0, unlogged_last_ = 0;
