@@ -218,29 +218,42 @@ uint64_t MemTable::BloomHash(uint32_t cf_id, Slice user_key) {
   return XXH3_64bits_withSeed(user_key.data(), user_key.size(), cf_id);
 }
 
-// The high 32 bits pick the line; four 9-bit fields of the low bits pick a bit each in it.
+// The high 32 bits pick one 64-bit word; four 6-bit fields of the low bits pick a bit each
+// in it. One word, not a cache line, so that an insert is one atomic OR (skipped when its
+// bits are set already) and a lookup one load: four ORs into a 64-byte line cost 5 % of a
+// sequential load's CPU. False positives at 10 bits a key: about 1.8 % (1.3 % with lines).
+uint64_t MemTable::BloomMask(uint64_t h) {
+  uint64_t mask = 0;
+  for (int i = 0; i < 4; ++i) mask |= uint64_t{1} << ((h >> (6 * i)) & 63);
+  return mask;
+}
+
+void MemTable::BloomPrefetch(uint64_t h) const {
+  if (bloom_lines_ != 0) __builtin_prefetch(&bloom_[(h >> 32) * (bloom_lines_ * kBloomLineWords) >> 32], 1);
+}
+
 void MemTable::BloomAdd(uint64_t h) {
   if (bloom_lines_ == 0) return;
-  std::atomic<uint64_t>* line = &bloom_[((h >> 32) * bloom_lines_ >> 32) * kBloomLineWords];
-  for (int i = 0; i < 4; ++i) {
-    const uint32_t bit = (h >> (9 * i)) & 511;
-    line[bit >> 6].fetch_or(uint64_t{1} << (bit & 63), std::memory_order_relaxed);
-  }
+  std::atomic<uint64_t>& word = bloom_[(h >> 32) * (bloom_lines_ * kBloomLineWords) >> 32];
+  const uint64_t mask = BloomMask(h);
+  // A set bit is never cleared, so bits seen set here stay visible to every later reader.
+  if ((word.load(std::memory_order_relaxed) & mask) != mask) word.fetch_or(mask, std::memory_order_relaxed);
 }
 
 bool MemTable::BloomMayContain(uint64_t h) const {
   if (bloom_lines_ == 0) return true;
-  const std::atomic<uint64_t>* line = &bloom_[((h >> 32) * bloom_lines_ >> 32) * kBloomLineWords];
-  for (int i = 0; i < 4; ++i) {
-    const uint32_t bit = (h >> (9 * i)) & 511;
-    if ((line[bit >> 6].load(std::memory_order_relaxed) & (uint64_t{1} << (bit & 63))) == 0) return false;
-  }
-  return true;
+  const std::atomic<uint64_t>& word = bloom_[(h >> 32) * (bloom_lines_ * kBloomLineWords) >> 32];
+  const uint64_t mask = BloomMask(h);
+  return (word.load(std::memory_order_relaxed) & mask) == mask;
 }
 
 void MemTable::Add(uint32_t cf_id, SequenceNumber seq, ValueType type, Slice user_key, Slice value) {
   assert(seq <= kMaxSequence);
   assert(user_key.size() < UINT32_MAX - 16 && value.size() < UINT32_MAX - 16);
+  // The filter's word is a cache miss more often than not: start fetching it now, so that it
+  // arrives while the entry is encoded.
+  const uint64_t bloom_hash = BloomHash(cf_id, user_key);
+  BloomPrefetch(bloom_hash);
   CfStats* stats = FindOrAddCfStats(cf_id);
 
   const size_t cf_key_size = kCfIdSize + user_key.size() + kTrailerSize;
@@ -257,7 +270,7 @@ void MemTable::Add(uint32_t cf_id, SequenceNumber seq, ValueType type, Slice use
   p = CopyBytes(p, value);
   assert(static_cast<size_t>(p - entry) == entry_size);
 
-  BloomAdd(BloomHash(cf_id, user_key));
+  BloomAdd(bloom_hash);
   if (!table_.Insert(entry)) return;
 
   // Counters follow the insert, so a CF never shows up in ColumnFamilies() before one of

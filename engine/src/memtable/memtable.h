@@ -25,8 +25,8 @@
 // created and every value Slice that Get returned.
 //
 // Point lookups (Get) of keys the memtable does not hold mostly skip the skip list: a
-// blocked bloom filter over (cf_id, user key), one 64-byte line per key with 4 probes, set
-// by Add before the entry is inserted (so a Get that can see the entry sees its bits).
+// blocked bloom filter over (cf_id, user key), one 64-bit word per key with 4 bits set in it,
+// set by Add before the entry is inserted (so a Get that can see the entry sees its bits).
 #pragma once
 
 #include <atomic>
@@ -46,7 +46,7 @@ namespace tidesdb {
 class MemTable {
  public:
   // arena_block_size: see Arena. A smaller block suits many small per-CF memtables.
-  // bloom_bytes: the size of the point-lookup filter (rounded up to 64-byte lines); 0: no
+  // bloom_bytes: the size of the point-lookup filter (rounded up to 64 bytes); 0: no
   // filter, every Get searches the skip list.
   explicit MemTable(size_t arena_block_size = Arena::kDefaultBlockSize, size_t bloom_bytes = 0);
   MemTable(const MemTable&) = delete;
@@ -135,6 +135,8 @@ class MemTable {
   static constexpr size_t kBloomLineBytes = 64;
   static constexpr size_t kBloomLineWords = kBloomLineBytes / sizeof(uint64_t);
   static uint64_t BloomHash(uint32_t cf_id, Slice user_key);
+  static uint64_t BloomMask(uint64_t h);
+  void BloomPrefetch(uint64_t h) const;
   void BloomAdd(uint64_t h);
   bool BloomMayContain(uint64_t h) const;
 
