@@ -57,6 +57,9 @@ Data and operations
   --batch_size=N        keys per Write call in the write workloads        [1]
   --seed=N              data and random streams derive from it            [301]
   --verify=0|1          check every value read back                       [1]
+  --preload_flush=0|1   flush after the preload; 0 leaves the preloaded keys in
+                        the memtable (raise --write_buffer_mb to hold them), so
+                        readrandom/seekrandom measure memtable reads      [1]
   --workloads=a,b,...   fillseq,fillrandom,overwrite,readrandom,readrandom_cold,
                         seekrandom,readwhilewriting,deleteheavy       [all of these]
                         txn_rmw_opt,txn_rmw_pess,txn_rmw_hot_opt,txn_rmw_hot_pess
@@ -170,6 +173,8 @@ std::string ParseFlags(int argc, char** argv, Flags* flags) {
       ok = unsigned_flag(&b.seed);
     } else if (name == "verify") {
       ok = boolean(&b.verify);
+    } else if (name == "preload_flush") {
+      ok = boolean(&b.preload_flush);
     } else if (name == "txns") {
       ok = unsigned_flag(&b.txns);
     } else if (name == "txn_hot_keys") {
@@ -285,10 +290,11 @@ void PrintHeader(const Flags& f, bool rocksdb_requested) {
   std::printf(
       "data: num=%llu key=16B value=%zuB (~50%% compressible) writes=%llu reads=%llu seeks=%llu "
       "seek_nexts=%d "
-      "threads=%d batch=%d duration=%gs seed=%llu verify=%d\n",
+      "threads=%d batch=%d duration=%gs seed=%llu verify=%d preload_flush=%d\n",
       static_cast<unsigned long long>(b.num), b.value_size, static_cast<unsigned long long>(b.Writes()),
       static_cast<unsigned long long>(b.Reads()), static_cast<unsigned long long>(b.Seeks()), b.seek_nexts,
-      b.threads, b.batch_size, b.duration, static_cast<unsigned long long>(b.seed), b.verify ? 1 : 0);
+      b.threads, b.batch_size, b.duration, static_cast<unsigned long long>(b.seed), b.verify ? 1 : 0,
+      b.preload_flush ? 1 : 0);
   std::printf(
       "config: sync=%s compression=%s cache=%gMB cold_cache=%gMB write_buffer=%gMB level_base=%gMB "
       "block=%zuB restart_interval=%d bloom=%d "

@@ -274,8 +274,9 @@ class Runner {
 
   // --- Building blocks of the workloads.
 
-  // Sequential keys [0, num) in batches of 1000 without fsync, then a flush; the state a
-  // read workload starts from. Reported as phase "load", not part of any summary.
+  // Sequential keys [0, num) in batches of 1000 without fsync, then a flush (unless
+  // --preload_flush=0); the state a read workload starts from. Reported as phase "load",
+  // not part of any summary.
   bool Preload() {
     std::unique_ptr<KvBatch> batch = engine_->NewBatch();
     const uint64_t batches = (config_.num + 999) / 1000;
@@ -295,7 +296,7 @@ class Runner {
     });
     p.ops = std::min<uint64_t>(num, p.ops * 1000);  // report keys, not batches
     const auto t0 = Clock::now();
-    if (result_.error.empty()) FlushAndSettle();
+    if (result_.error.empty() && config_.preload_flush) FlushAndSettle();
     p.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
     result_.phases.push_back(p);
     return result_.error.empty();

@@ -25,6 +25,7 @@ struct BenchConfig {
   int batch_size = 1;                 // keys per Write call in fill / overwrite workloads
   uint64_t seed = 301;                // the data and the random streams are functions of this
   bool verify = true;                 // check every value read against the value written
+  bool preload_flush = true;          // flush after a preload (false: reads hit the memtable)
   size_t cold_cache_bytes = 8 << 20;  // block cache of readrandom_cold
   int64_t txns = -1;                  // committed transactions of the txn_* workloads (-1: num)
   uint64_t txn_hot_keys = 100;        // accounts of the txn_rmw_hot_* workloads

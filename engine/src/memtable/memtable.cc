@@ -1,5 +1,6 @@
 #include "memtable/memtable.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 #include <new>
@@ -59,58 +60,71 @@ inline DecodedEntry DecodeEntry(const char* entry) {
   return DecodedEntry{DecodeBigEndian32(cf_key.data()), cf_key.substr(kCfIdSize), Slice(p, value_length)};
 }
 
-// A length-prefixed cf key to search for: the entry format without the value, which the
-// comparator never reads. Short keys stay on the stack.
-class LookupKey {
- public:
-  LookupKey(uint32_t cf_id, Slice user_key, uint64_t trailer) {
-    char* p = Start(user_key.size() + kTrailerSize, cf_id);
-    EncodeFixed64(CopyBytes(p, user_key), trailer);
-  }
-  LookupKey(uint32_t cf_id, Slice internal_key) {
-    char* p = Start(internal_key.size(), cf_id);
-    CopyBytes(p, internal_key);
-  }
-  LookupKey(const LookupKey&) = delete;
-  LookupKey& operator=(const LookupKey&) = delete;
-
-  const char* entry() const { return buf_; }
-
- private:
-  // Writes the length and the cf id; returns where the internal key goes.
-  char* Start(size_t internal_key_size, uint32_t cf_id) {
-    size_t cf_key_size = kCfIdSize + internal_key_size;
-    size_t needed = 5 + cf_key_size;
-    if (needed > sizeof(space_)) {
-      heap_ = std::make_unique<char[]>(needed);
-      buf_ = heap_.get();
-    }
-    char* p = EncodeVarint32(buf_, static_cast<uint32_t>(cf_key_size));
-    EncodeBigEndian32(p, cf_id);
-    return p + kCfIdSize;
-  }
-
-  char space_[200];
-  std::unique_ptr<char[]> heap_;
-  char* buf_ = space_;
-};
+// The prefix of a user key of `size` bytes whose first 8 bytes can be read at p (true of
+// every user key inside a cf key: the 8-byte trailer follows it).
+inline uint64_t PrefixAt(const char* p, size_t size) {
+  const uint64_t bytes = DecodeBigEndian64(p);
+  return size >= 8 ? bytes : (size == 0 ? 0 : bytes & ~(UINT64_MAX >> (8 * size)));
+}
 
 }  // namespace
 
-int MemTable::EntryComparator::operator()(const char* a, const char* b) const {
-  Slice ka = CfKeyOf(a);
-  Slice kb = CfKeyOf(b);
-  int r = std::memcmp(ka.data(), kb.data(), kCfIdSize);
-  if (r != 0) return r;
-  return CompareInternalKey(ka.substr(kCfIdSize), kb.substr(kCfIdSize));
+MemTable::EntryComparator::DecodedKey MemTable::EntryComparator::MakeKey(uint32_t cf_id, Slice user_key,
+                                                                         uint64_t trailer) {
+  // user_key may end anywhere: copy at most 8 bytes, so the read stays inside it.
+  char head[8] = {};
+  if (!user_key.empty()) std::memcpy(head, user_key.data(), std::min<size_t>(user_key.size(), 8));
+  return DecodedKey{cf_id, DecodeBigEndian64(head), user_key, trailer};
 }
 
-int MemTable::CfStatsComparator::operator()(const char* a, const char* b) const {
-  uint32_t ca;
-  uint32_t cb;
-  std::memcpy(&ca, a, sizeof(ca));
-  std::memcpy(&cb, b, sizeof(cb));
-  return ca < cb ? -1 : (ca > cb ? 1 : 0);
+MemTable::EntryComparator::DecodedKey MemTable::EntryComparator::Decode(const char* entry) const {
+  Slice cf_key = CfKeyOf(entry);
+  const size_t user_key_size = cf_key.size() - kCfIdSize - kTrailerSize;
+  const char* user_key = cf_key.data() + kCfIdSize;
+  return DecodedKey{DecodeBigEndian32(cf_key.data()), PrefixAt(user_key, user_key_size),
+                    Slice(user_key, user_key_size), DecodeFixed64(user_key + user_key_size)};
+}
+
+int MemTable::EntryComparator::Compare(const DecodedKey& a, const DecodedKey& b) {
+  if (a.cf_id != b.cf_id) return a.cf_id < b.cf_id ? -1 : 1;
+  if (a.prefix != b.prefix) return a.prefix < b.prefix ? -1 : 1;
+  // Equal prefixes: the first 8 bytes are equal where both keys have them. If both are
+  // longer, the rest decides first; otherwise (or on a tie) the shorter key is a prefix of
+  // the other and sorts first.
+  const size_t common = std::min(a.user_key.size(), b.user_key.size());
+  if (common > 8) {
+    const int r = std::memcmp(a.user_key.data() + 8, b.user_key.data() + 8, common - 8);
+    if (r != 0) return r;
+  }
+  if (a.user_key.size() != b.user_key.size()) return a.user_key.size() < b.user_key.size() ? -1 : 1;
+  if (a.trailer != b.trailer) return a.trailer > b.trailer ? -1 : 1;
+  return 0;
+}
+
+// The hot loop of every Add and Get, kept small enough to be inlined into the skip list's
+// searches: most calls return at the cf id or the prefix, read at fixed offsets when the
+// cf key's length takes one byte (user keys up to 115 bytes). Anything else goes through
+// the general Compare.
+inline int MemTable::EntryComparator::operator()(const char* entry, const DecodedKey& key) const {
+  const auto cf_key_size = static_cast<unsigned char>(entry[0]);
+  if (cf_key_size >= 0x80) [[unlikely]]
+    return Compare(Decode(entry), key);
+  const uint32_t cf_id = DecodeBigEndian32(entry + 1);
+  if (cf_id != key.cf_id) return cf_id < key.cf_id ? -1 : 1;
+  const uint64_t prefix = PrefixAt(entry + 1 + kCfIdSize, cf_key_size - kCfIdSize - kTrailerSize);
+  if (prefix != key.prefix) return prefix < key.prefix ? -1 : 1;
+  return Compare(Decode(entry), key);
+}
+
+MemTable::CfStatsComparator::DecodedKey MemTable::CfStatsComparator::Decode(const char* entry) const {
+  uint32_t cf_id;
+  std::memcpy(&cf_id, entry, sizeof(cf_id));
+  return cf_id;
+}
+
+int MemTable::CfStatsComparator::operator()(const char* entry, DecodedKey cf_id) const {
+  const uint32_t entry_cf_id = Decode(entry);
+  return entry_cf_id < cf_id ? -1 : (entry_cf_id > cf_id ? 1 : 0);
 }
 
 // Wraps a skip-list iterator and keeps it inside one CF: every move ends with Settle(),
@@ -122,8 +136,7 @@ class MemTable::Iterator final : public InternalIterator {
   bool Valid() const override { return valid_; }
 
   void SeekToFirst() override {
-    LookupKey first(cf_id_, Slice(), kFirstTrailer);
-    iter_.Seek(first.entry());
+    iter_.Seek(EntryComparator::MakeKey(cf_id_, Slice(), kFirstTrailer));
     Settle();
   }
 
@@ -133,8 +146,7 @@ class MemTable::Iterator final : public InternalIterator {
     if (cf_id_ == UINT32_MAX) {
       iter_.SeekToLast();
     } else {
-      LookupKey next_cf(cf_id_ + 1, Slice(), kFirstTrailer);
-      iter_.Seek(next_cf.entry());
+      iter_.Seek(EntryComparator::MakeKey(cf_id_ + 1, Slice(), kFirstTrailer));
       if (iter_.Valid()) {
         iter_.Prev();
       } else {
@@ -145,24 +157,12 @@ class MemTable::Iterator final : public InternalIterator {
   }
 
   void Seek(Slice target) override {
-    if (target.size() < kTrailerSize) {
-      LookupKey k(cf_id_, target, kFirstTrailer);
-      iter_.Seek(k.entry());
-    } else {
-      LookupKey k(cf_id_, target);
-      iter_.Seek(k.entry());
-    }
+    iter_.Seek(KeyOf(target, kFirstTrailer));
     Settle();
   }
 
   void SeekForPrev(Slice target) override {
-    if (target.size() < kTrailerSize) {
-      LookupKey k(cf_id_, target, 0);
-      iter_.SeekForPrev(k.entry());
-    } else {
-      LookupKey k(cf_id_, target);
-      iter_.SeekForPrev(k.entry());
-    }
+    iter_.SeekForPrev(KeyOf(target, 0));
     Settle();
   }
 
@@ -189,6 +189,14 @@ class MemTable::Iterator final : public InternalIterator {
   Status status() const override { return Status::OK(); }
 
  private:
+  // The search key of an internal key of this CF; a target shorter than a trailer is a
+  // bare user key, with `bare_trailer`.
+  EntryComparator::DecodedKey KeyOf(Slice target, uint64_t bare_trailer) const {
+    if (target.size() < kTrailerSize) return EntryComparator::MakeKey(cf_id_, target, bare_trailer);
+    return EntryComparator::MakeKey(cf_id_, ExtractUserKey(target),
+                                    DecodeFixed64(target.data() + target.size() - kTrailerSize));
+  }
+
   void Settle() {
     valid_ = false;
     if (!iter_.Valid()) return;
@@ -293,9 +301,8 @@ bool MemTable::Get(uint32_t cf_id, Slice user_key, SequenceNumber snapshot, Valu
   if (!BloomMayContain(BloomHash(cf_id, user_key))) return false;
   // (user_key, snapshot, kValueTypeForSeek) sorts just before every version of user_key
   // with sequence <= snapshot, newest first.
-  LookupKey lookup(cf_id, user_key, PackSequenceAndType(snapshot, kValueTypeForSeek));
   Table::Iterator iter(&table_);
-  iter.Seek(lookup.entry());
+  iter.Seek(EntryComparator::MakeKey(cf_id, user_key, PackSequenceAndType(snapshot, kValueTypeForSeek)));
   if (!iter.Valid()) return false;
   DecodedEntry e = DecodeEntry(iter.key());
   if (e.cf_id != cf_id || ExtractUserKey(e.internal_key) != user_key) return false;
@@ -313,26 +320,25 @@ std::unique_ptr<InternalIterator> MemTable::NewIterator(uint32_t cf_id) const {
 MemTable::RangeSize MemTable::ApproximateRangeSize(uint32_t cf_id, Slice start, Slice limit) const {
   // (cf, key, kFirstTrailer) sorts before every version of key, so the bounds take in all
   // versions of start and none of limit. No limit: up to the first entry of the next CF.
-  LookupKey lower(cf_id, start, kFirstTrailer);
-  std::optional<LookupKey> upper;
+  const EntryComparator::DecodedKey lower = EntryComparator::MakeKey(cf_id, start, kFirstTrailer);
+  std::optional<EntryComparator::DecodedKey> upper;
   if (!limit.empty()) {
-    upper.emplace(cf_id, limit, kFirstTrailer);
+    upper = EntryComparator::MakeKey(cf_id, limit, kFirstTrailer);
   } else if (cf_id != UINT32_MAX) {
-    upper.emplace(cf_id + 1, Slice(), kFirstTrailer);
+    upper = EntryComparator::MakeKey(cf_id + 1, Slice(), kFirstTrailer);
   }
   auto entry_size = [](const char* entry) {
     DecodedEntry e = DecodeEntry(entry);
     return e.internal_key.size() + e.value.size();
   };
-  Table::RangeSize r = table_.ApproximateRangeSize(lower.entry(), upper ? upper->entry() : nullptr,
-                                                   kExactRangeEntries, entry_size);
+  Table::RangeSize r =
+      table_.ApproximateRangeSize(lower, upper ? &*upper : nullptr, kExactRangeEntries, entry_size);
   return RangeSize{r.entries, r.bytes};
 }
 
 MemTable::CfStats* MemTable::FindCfStats(uint32_t cf_id) const {
   CfStatsList::Iterator iter(&cf_stats_);
-  // The comparator reads only the leading cf_id, so the id alone is a lookup key.
-  iter.Seek(reinterpret_cast<const char*>(&cf_id));
+  iter.Seek(cf_id);
   if (!iter.Valid()) return nullptr;
   // Stats live in arena memory that the list hands out as const only to readers.
   auto* stats = reinterpret_cast<CfStats*>(const_cast<char*>(iter.key()));

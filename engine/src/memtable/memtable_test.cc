@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -361,8 +362,13 @@ TEST(MemTable, MemoryUsageGrows) {
 
 // Random adds to a few CFs (with deletions and repeated keys) against a std::map model;
 // then scans, Gets at random snapshots, Seeks and SeekForPrevs compared with the model.
-TEST(MemTable, RandomizedAgainstModel) {
-  const uint32_t seed = TestSeed("MemTable.RandomizedAgainstModel");
+namespace {
+
+// Adds `adds` random versions of keys from random_key(rng) to CFs from `cfs`, then checks
+// scans in both directions, counts, Get, Seek and SeekForPrev (probes from random_key
+// too) against a std::map model.
+template <typename RandomKey>
+void CheckAgainstModel(uint32_t seed, const std::vector<uint32_t>& cfs, int adds, RandomKey random_key) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
 
@@ -374,18 +380,12 @@ TEST(MemTable, RandomizedAgainstModel) {
     std::string value;
   };
   std::map<ModelKey, ModelValue> model;
-  const std::vector<uint32_t> cfs = {0, 5, 6, 0xFFFFFFFF};
-  auto random_key = [&] {
-    std::string k(1 + rng() % 3, 'a');
-    for (char& c : k) c = static_cast<char>('a' + rng() % 4);
-    return k;
-  };
 
   MemTable mem(8192, 256);  // a tiny filter: most lookups pass it, some are cut short
   SequenceNumber seq = 0;
-  for (int i = 0; i < 3000; ++i) {
+  for (int i = 0; i < adds; ++i) {
     uint32_t cf = cfs[rng() % cfs.size()];
-    std::string k = random_key();
+    std::string k = random_key(rng);
     ++seq;
     bool del = rng() % 4 == 0;
     std::string v = del ? "" : "v" + std::to_string(seq);
@@ -412,7 +412,7 @@ TEST(MemTable, RandomizedAgainstModel) {
 
     auto it = mem.NewIterator(cf);
     for (int probe = 0; probe < 300; ++probe) {
-      std::string k = random_key();
+      std::string k = random_key(rng);
       SequenceNumber snap = rng() % (seq + 2);
 
       // Get: newest version of k with sequence <= snap.
@@ -451,6 +451,105 @@ TEST(MemTable, RandomizedAgainstModel) {
         EXPECT_EQ(it->value(), le->second.value);
       }
     }
+  }
+}
+
+}  // namespace
+
+TEST(MemTable, RandomizedAgainstModel) {
+  CheckAgainstModel(TestSeed("MemTable.RandomizedAgainstModel"), {0, 5, 6, 0xFFFFFFFF}, 3000,
+                    [](std::mt19937_64& rng) {
+                      std::string k(1 + rng() % 3, 'a');
+                      for (char& c : k) c = static_cast<char>('a' + rng() % 4);
+                      return k;
+                    });
+}
+
+// The comparator decides most comparisons on the cf id and the first 8 user-key bytes
+// (zero-padded) and reads the cf key at fixed offsets only when its length takes one
+// varint byte. Keys here sit on every edge of that: lengths 0-12 around the 8-byte prefix,
+// 112-120 around the 116-byte user key whose cf key length takes two bytes, bytes 0x00
+// (which padding must not confuse with "end of key"), 0x7f/0x80/0xff (signedness), half
+// of them sharing an 8-byte start, and cf ids on both sides of the sign bit.
+TEST(MemTable, RandomizedAgainstModelAtPrefixEdges) {
+  CheckAgainstModel(TestSeed("MemTable.RandomizedAgainstModelAtPrefixEdges"),
+                    {0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF}, 4000, [](std::mt19937_64& rng) {
+                      static const char kBytes[] = {'\x00', '\x01', '\x7f', '\x80', '\xff'};
+                      const size_t size = rng() % 4 == 0 ? 112 + rng() % 9 : rng() % 13;
+                      std::string k(size, '\0');
+                      for (char& c : k) c = kBytes[rng() % sizeof(kBytes)];
+                      if (rng() % 2 == 0)
+                        k.replace(0, std::min<size_t>(8, size),
+                                  std::string("\x80\x00\x01\xff\x00\x00\x7f\x01", std::min<size_t>(8, size)));
+                      return k;
+                    });
+}
+
+// The order at the prefix's edges, spelled out.
+TEST(MemTable, OrdersKeysAcrossThePrefixBoundary) {
+  const std::string longer(120, 'x');  // a cf key length of two varint bytes
+  // Ascending. Each version list is newest first.
+  const std::vector<std::string> keys = {
+      std::string(),
+      std::string("\0", 1),
+      std::string("\0\0", 2),
+      "a",
+      std::string("a\0", 2),
+      std::string("a\0\0\0\0\0\0\0", 8),
+      std::string("a\0\0\0\0\0\0\0\0", 9),
+      "abcdefg",
+      std::string("abcdefg\0", 8),
+      "abcdefgh",
+      std::string("abcdefgh\0", 9),
+      "abcdefghx",
+      "abcdefgh" + longer,
+      "abcdefghy" + longer,
+      "abcdefgi",
+      longer,
+      "\x7f",
+      "\x80",
+      "\xff\xff\xff\xff\xff\xff\xff\xff\xff",
+  };
+  MemTable mem;
+  SequenceNumber seq = 0;
+  // Added out of order: every other key first, then the rest; three versions of each,
+  // to one CF on either side of the sign bit.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = pass; i < keys.size(); i += 2) {
+      for (uint32_t cf : {0x7FFFFFFFu, 0x80000000u}) {
+        for (int v = 0; v < 3; ++v) {
+          ++seq;
+          mem.Add(cf, seq, ValueType::kValue, keys[i], std::to_string(seq));
+        }
+      }
+    }
+  }
+  EXPECT_EQ(mem.ColumnFamilies(), (std::vector<uint32_t>{0x7FFFFFFF, 0x80000000}));
+  for (uint32_t cf : {0x7FFFFFFFu, 0x80000000u}) {
+    SCOPED_TRACE("cf " + std::to_string(cf));
+    std::vector<Row> rows = ScanForward(mem, cf);
+    ASSERT_EQ(rows.size(), 3 * keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) {
+      for (int v = 0; v < 3; ++v) {
+        const Row& r = rows[3 * i + v];
+        EXPECT_EQ(r.user_key, keys[i]) << i;
+        if (v > 0) {
+          EXPECT_LT(r.seq, rows[3 * i + v - 1].seq);  // newest first
+        }
+      }
+      ValueType type;
+      Slice value;
+      SequenceNumber found_seq;
+      ASSERT_TRUE(mem.Get(cf, keys[i], kMaxSequence, &type, &value, &found_seq)) << i;
+      EXPECT_EQ(found_seq, rows[3 * i].seq);
+      // The oldest version, seen from just before the middle one.
+      ASSERT_TRUE(mem.Get(cf, keys[i], rows[3 * i + 1].seq - 1, &type, &value, &found_seq)) << i;
+      EXPECT_EQ(found_seq, rows[3 * i + 2].seq);
+      // Exactly the keys added, nothing that differs only past the prefix or in length.
+      EXPECT_FALSE(mem.Get(cf, keys[i] + '\x01', kMaxSequence, &type, &value)) << i;
+    }
+    std::vector<Row> backward = ScanBackward(mem, cf);
+    EXPECT_TRUE(std::equal(backward.begin(), backward.end(), rows.rbegin(), rows.rend()));
   }
 }
 

@@ -1,8 +1,17 @@
 // SkipList: the concurrent ordered index of a memtable.
 //
 // Entries are opaque byte strings ordered by a Comparator, a copyable function object
-//   int operator()(const char* a, const char* b) const   // <0, 0, >0
-// that must find everything it needs (lengths included) inside the entries themselves.
+// that compares entries against a search key decoded once per search:
+//
+//   using DecodedKey = ...;                     // what a search compares entries against
+//   DecodedKey Decode(const char* entry) const; // the key of an entry
+//   int operator()(const char* entry, const DecodedKey& key) const;  // entry vs key: <0, 0, >0
+//
+// operator() must find everything it needs about the entry (lengths included) inside the
+// entry itself. A search compares one key against a few dozen entries (about two per
+// level): taking it decoded leaves only the entry's side to parse in each comparison, and
+// lets a caller search for a key it never wrote out in entry form. A DecodedKey may point
+// into memory it does not own; it need only outlive the call that takes it.
 // The list never deletes: a memtable only grows, and its memory goes away with its arena.
 //
 // Concurrency contract:
@@ -48,6 +57,7 @@ int SkipListRandomHeight(int max_height, int branching);
 template <typename Comparator>
 class SkipList {
  public:
+  using DecodedKey = typename Comparator::DecodedKey;
   static constexpr int kMaxHeight = 12;
   static constexpr int kBranching = 4;  // a node reaches level h+1 with probability 1/4
 
@@ -66,9 +76,8 @@ class SkipList {
   // unused. Thread-safe with other Inserts and with readers.
   bool Insert(const char* entry);
 
-  // True if an entry equal to `key` is in the list. `key` need only be an entry-shaped
-  // lookup key that the comparator accepts.
-  bool Contains(const char* key) const;
+  // True if an entry equal to `key` is in the list.
+  bool Contains(const DecodedKey& key) const;
 
   // Approximate number of entries in [start, limit) (limit nullptr: to the end), and the
   // sum of entry_size(entry) over them, without walking them all. A node reaches level L
@@ -84,7 +93,7 @@ class SkipList {
     uint64_t bytes = 0;
   };
   template <typename EntrySize>
-  RangeSize ApproximateRangeSize(const char* start, const char* limit, uint64_t max_walk,
+  RangeSize ApproximateRangeSize(const DecodedKey& start, const DecodedKey* limit, uint64_t max_walk,
                                  EntrySize entry_size) const;
 
   // A position in the list. Cheap to create; not itself thread-safe (one per thread), but
@@ -108,12 +117,12 @@ class SkipList {
     // smaller than the current one, O(log n).
     void Prev() {
       assert(Valid());
-      node_ = list_->FindLessThan(node_->Entry());
+      node_ = list_->FindLessThan(list_->compare_.Decode(node_->Entry()));
     }
     // First entry >= target.
-    void Seek(const char* target) { node_ = list_->FindGreaterOrEqual(target); }
+    void Seek(const DecodedKey& target) { node_ = list_->FindGreaterOrEqual(target); }
     // Last entry <= target.
-    void SeekForPrev(const char* target) { node_ = list_->FindLessOrEqual(target); }
+    void SeekForPrev(const DecodedKey& target) { node_ = list_->FindLessOrEqual(target); }
     void SeekToFirst() { node_ = list_->head_->Next(0); }
     void SeekToLast() { node_ = list_->FindLast(); }
 
@@ -131,17 +140,17 @@ class SkipList {
   // level), searching forward from `start`, which must be the head or a node < key.
   // `bound` is a node already known to be >= key (or nullptr) that lies after `start` at
   // this level; reaching it ends the search without comparing it again.
-  void FindSpliceForLevel(const char* key, Node* start, Node* bound, int level, Node** prev,
+  void FindSpliceForLevel(const DecodedKey& key, Node* start, Node* bound, int level, Node** prev,
                           Node** next) const;
 
   // Each returns nullptr where the answer would be the head or "past the end".
-  Node* FindGreaterOrEqual(const char* key) const;
-  Node* FindLessThan(const char* key) const;
-  Node* FindLessOrEqual(const char* key) const;
+  Node* FindGreaterOrEqual(const DecodedKey& key) const;
+  Node* FindLessThan(const DecodedKey& key) const;
+  Node* FindLessOrEqual(const DecodedKey& key) const;
   Node* FindLast() const;
 
   // True if node's entry is < key (false for nullptr, which stands for +infinity).
-  bool KeyIsAfterNode(const char* key, const Node* node) const {
+  bool KeyIsAfterNode(const DecodedKey& key, const Node* node) const {
     return node != nullptr && compare_(node->Entry(), key) < 0;
   }
 
@@ -206,7 +215,7 @@ char* SkipList<Comparator>::AllocateEntry(size_t size) {
 }
 
 template <typename Comparator>
-void SkipList<Comparator>::FindSpliceForLevel(const char* key, Node* start, Node* bound, int level,
+void SkipList<Comparator>::FindSpliceForLevel(const DecodedKey& key, Node* start, Node* bound, int level,
                                               Node** prev, Node** next) const {
   Node* before = start;
   for (;;) {
@@ -235,6 +244,7 @@ bool SkipList<Comparator>::Insert(const char* entry) {
     }
   }
 
+  const DecodedKey key = compare_.Decode(entry);
   Node* prev[kMaxHeight];
   Node* next[kMaxHeight];
   // The successor found at one level is also on every lower level, after that level's
@@ -242,7 +252,7 @@ bool SkipList<Comparator>::Insert(const char* entry) {
   Node* start = head_;
   Node* bound = nullptr;
   for (int level = max_height - 1; level >= 0; --level) {
-    FindSpliceForLevel(entry, start, bound, level, &prev[level], &next[level]);
+    FindSpliceForLevel(key, start, bound, level, &prev[level], &next[level]);
     start = prev[level];
     bound = next[level];
   }
@@ -251,19 +261,19 @@ bool SkipList<Comparator>::Insert(const char* entry) {
     for (;;) {
       // Only level 0 can hold a duplicate: once an entry is linked at level 0, any other
       // inserter of an equal entry finds it there before linking anything.
-      if (level == 0 && next[0] != nullptr && compare_(next[0]->Entry(), entry) == 0) return false;
+      if (level == 0 && next[0] != nullptr && compare_(next[0]->Entry(), key) == 0) return false;
       node->SetNextUnpublished(level, next[level]);
       if (prev[level]->CasNext(level, next[level], node)) break;
       // Another node went into this gap. prev[level] is still < entry and the old successor
       // still >= entry (nothing is unlinked): search again between the two.
-      FindSpliceForLevel(entry, prev[level], next[level], level, &prev[level], &next[level]);
+      FindSpliceForLevel(key, prev[level], next[level], level, &prev[level], &next[level]);
     }
   }
   return true;
 }
 
 template <typename Comparator>
-bool SkipList<Comparator>::Contains(const char* key) const {
+bool SkipList<Comparator>::Contains(const DecodedKey& key) const {
   Node* node = FindGreaterOrEqual(key);
   return node != nullptr && compare_(node->Entry(), key) == 0;
 }
@@ -271,9 +281,9 @@ bool SkipList<Comparator>::Contains(const char* key) const {
 template <typename Comparator>
 template <typename EntrySize>
 typename SkipList<Comparator>::RangeSize SkipList<Comparator>::ApproximateRangeSize(
-    const char* start, const char* limit, uint64_t max_walk, EntrySize entry_size) const {
+    const DecodedKey& start, const DecodedKey* limit, uint64_t max_walk, EntrySize entry_size) const {
   auto in_range = [&](const Node* n) {
-    return n != nullptr && (limit == nullptr || compare_(n->Entry(), limit) < 0);
+    return n != nullptr && (limit == nullptr || compare_(n->Entry(), *limit) < 0);
   };
   Node* x = head_;        // the last node < start found so far (or the head)
   Node* bound = nullptr;  // known >= start: the first such node on the level above
@@ -323,7 +333,7 @@ typename SkipList<Comparator>::RangeSize SkipList<Comparator>::ApproximateRangeS
 }
 
 template <typename Comparator>
-typename SkipList<Comparator>::Node* SkipList<Comparator>::FindGreaterOrEqual(const char* key) const {
+typename SkipList<Comparator>::Node* SkipList<Comparator>::FindGreaterOrEqual(const DecodedKey& key) const {
   Node* x = head_;
   Node* bound = nullptr;  // known >= key: the node that ended the level above
   int level = max_height_.load(std::memory_order_relaxed) - 1;
@@ -341,7 +351,7 @@ typename SkipList<Comparator>::Node* SkipList<Comparator>::FindGreaterOrEqual(co
 }
 
 template <typename Comparator>
-typename SkipList<Comparator>::Node* SkipList<Comparator>::FindLessThan(const char* key) const {
+typename SkipList<Comparator>::Node* SkipList<Comparator>::FindLessThan(const DecodedKey& key) const {
   Node* x = head_;
   Node* bound = nullptr;  // known >= key: the node that ended the level above
   int level = max_height_.load(std::memory_order_relaxed) - 1;
@@ -359,7 +369,7 @@ typename SkipList<Comparator>::Node* SkipList<Comparator>::FindLessThan(const ch
 }
 
 template <typename Comparator>
-typename SkipList<Comparator>::Node* SkipList<Comparator>::FindLessOrEqual(const char* key) const {
+typename SkipList<Comparator>::Node* SkipList<Comparator>::FindLessOrEqual(const DecodedKey& key) const {
   Node* x = head_;
   Node* bound = nullptr;  // known > key: the node that ended the level above
   int level = max_height_.load(std::memory_order_relaxed) - 1;

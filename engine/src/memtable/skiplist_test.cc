@@ -44,17 +44,19 @@ size_t PayloadSize(uint64_t key) { return key % 37; }
 char PayloadByte(uint64_t key, size_t i) { return static_cast<char>(key * 7 + i); }
 
 struct TestComparator {
-  int operator()(const char* a, const char* b) const {
-    uint64_t ka = KeyOf(a);
-    uint64_t kb = KeyOf(b);
-    return ka < kb ? -1 : (ka > kb ? 1 : 0);
+  using DecodedKey = uint64_t;
+  DecodedKey Decode(const char* entry) const { return KeyOf(entry); }
+  int operator()(const char* entry, DecodedKey key) const {
+    uint64_t k = KeyOf(entry);
+    return k < key ? -1 : (k > key ? 1 : 0);
   }
 };
 
 using TestList = SkipList<TestComparator>;
 
 // Returns true if the key was new.
-bool InsertKey(TestList* list, uint64_t key) {
+template <typename List>
+bool InsertKey(List* list, uint64_t key) {
   size_t payload = PayloadSize(key);
   char* entry = list->AllocateEntry(sizeof(key) + 1 + payload);
   std::memcpy(entry, &key, sizeof(key));
@@ -73,13 +75,6 @@ bool EntryIntact(const char* entry) {
   return true;
 }
 
-// A lookup key: the comparator reads only the first 8 bytes.
-struct Probe {
-  explicit Probe(uint64_t k) : key(k) {}
-  const char* entry() const { return reinterpret_cast<const char*>(&key); }
-  uint64_t key;
-};
-
 std::vector<uint64_t> ScanForward(const TestList& list) {
   std::vector<uint64_t> keys;
   TestList::Iterator it(&list);
@@ -92,16 +87,16 @@ std::vector<uint64_t> ScanForward(const TestList& list) {
 TEST(SkipList, Empty) {
   Arena arena;
   TestList list(TestComparator(), &arena);
-  EXPECT_FALSE(list.Contains(Probe(10).entry()));
+  EXPECT_FALSE(list.Contains(10));
   TestList::Iterator it(&list);
   EXPECT_FALSE(it.Valid());
   it.SeekToFirst();
   EXPECT_FALSE(it.Valid());
   it.SeekToLast();
   EXPECT_FALSE(it.Valid());
-  it.Seek(Probe(0).entry());
+  it.Seek(0);
   EXPECT_FALSE(it.Valid());
-  it.SeekForPrev(Probe(UINT64_MAX).entry());
+  it.SeekForPrev(UINT64_MAX);
   EXPECT_FALSE(it.Valid());
   EXPECT_EQ(arena.MemoryUsage(), 0u);  // the head lives in the list object
 }
@@ -112,28 +107,28 @@ TEST(SkipList, SeekAtAndBetweenKeys) {
   for (uint64_t k : {30, 10, 20}) ASSERT_TRUE(InsertKey(&list, k));
   TestList::Iterator it(&list);
 
-  it.Seek(Probe(20).entry());  // at a key
+  it.Seek(20);  // at a key
   ASSERT_TRUE(it.Valid());
   EXPECT_EQ(KeyOf(it.key()), 20u);
-  it.Seek(Probe(15).entry());  // between keys
+  it.Seek(15);  // between keys
   ASSERT_TRUE(it.Valid());
   EXPECT_EQ(KeyOf(it.key()), 20u);
-  it.Seek(Probe(0).entry());  // before the first
+  it.Seek(0);  // before the first
   ASSERT_TRUE(it.Valid());
   EXPECT_EQ(KeyOf(it.key()), 10u);
-  it.Seek(Probe(31).entry());  // past the last
+  it.Seek(31);  // past the last
   EXPECT_FALSE(it.Valid());
 
-  it.SeekForPrev(Probe(20).entry());
+  it.SeekForPrev(20);
   ASSERT_TRUE(it.Valid());
   EXPECT_EQ(KeyOf(it.key()), 20u);
-  it.SeekForPrev(Probe(25).entry());
+  it.SeekForPrev(25);
   ASSERT_TRUE(it.Valid());
   EXPECT_EQ(KeyOf(it.key()), 20u);
-  it.SeekForPrev(Probe(1000).entry());
+  it.SeekForPrev(1000);
   ASSERT_TRUE(it.Valid());
   EXPECT_EQ(KeyOf(it.key()), 30u);
-  it.SeekForPrev(Probe(9).entry());
+  it.SeekForPrev(9);
   EXPECT_FALSE(it.Valid());
 
   it.SeekToFirst();
@@ -151,6 +146,42 @@ TEST(SkipList, SeekAtAndBetweenKeys) {
   it.Next();
   it.Next();
   EXPECT_FALSE(it.Valid());
+}
+
+// Searches take their key decoded: Seek and Contains decode nothing, Insert decodes only
+// its own entry and Prev only the current one, however many entries they compare.
+TEST(SkipList, SearchesDecodeTheirKeyOnce) {
+  struct CountingComparator : TestComparator {
+    int* decodes;
+    DecodedKey Decode(const char* entry) const {
+      ++*decodes;
+      return TestComparator::Decode(entry);
+    }
+  };
+  int decodes = 0;
+  CountingComparator compare;
+  compare.decodes = &decodes;
+  Arena arena;
+  SkipList<CountingComparator> list(compare, &arena);
+  for (uint64_t k = 0; k < 1000; ++k) ASSERT_TRUE(InsertKey(&list, k * 2));
+  EXPECT_EQ(decodes, 1000);
+  EXPECT_FALSE(InsertKey(&list, 500));  // a duplicate: still one decode
+  EXPECT_EQ(decodes, 1001);
+
+  decodes = 0;
+  EXPECT_TRUE(list.Contains(500));
+  SkipList<CountingComparator>::Iterator it(&list);
+  it.Seek(777);
+  ASSERT_TRUE(it.Valid());
+  EXPECT_EQ(KeyOf(it.key()), 778u);
+  it.SeekForPrev(777);
+  ASSERT_TRUE(it.Valid());
+  EXPECT_EQ(KeyOf(it.key()), 776u);
+  EXPECT_EQ(decodes, 0);
+  it.Prev();
+  ASSERT_TRUE(it.Valid());
+  EXPECT_EQ(KeyOf(it.key()), 774u);
+  EXPECT_EQ(decodes, 1);
 }
 
 TEST(SkipList, DuplicateIsRejected) {
@@ -188,9 +219,9 @@ TEST(SkipList, MatchesStdSet) {
   EXPECT_TRUE(std::equal(backward.begin(), backward.end(), model.rbegin(), model.rend()));
 
   for (uint64_t probe = 0; probe <= kRange; ++probe) {
-    EXPECT_EQ(list.Contains(Probe(probe).entry()), model.count(probe) == 1);
+    EXPECT_EQ(list.Contains(probe), model.count(probe) == 1);
 
-    it.Seek(Probe(probe).entry());
+    it.Seek(probe);
     auto ge = model.lower_bound(probe);
     if (ge == model.end()) {
       EXPECT_FALSE(it.Valid());
@@ -208,7 +239,7 @@ TEST(SkipList, MatchesStdSet) {
       }
     }
 
-    it.SeekForPrev(Probe(probe).entry());
+    it.SeekForPrev(probe);
     auto gt = model.upper_bound(probe);
     if (gt == model.begin()) {
       EXPECT_FALSE(it.Valid());
@@ -279,8 +310,8 @@ void RunConcurrentInsertsAndReads(uint32_t seed) {
         // Point lookups of keys already seen must succeed whatever the writers do.
         for (int i = 0; i < 200 && !current.empty(); ++i) {
           uint64_t k = current[rng() % current.size()];
-          if (!list.Contains(Probe(k).entry())) failures.fetch_add(1);
-          it.SeekForPrev(Probe(k).entry());
+          if (!list.Contains(k)) failures.fetch_add(1);
+          it.SeekForPrev(k);
           if (!it.Valid() || KeyOf(it.key()) != k) failures.fetch_add(1);
         }
         previous = std::move(current);
@@ -336,23 +367,23 @@ TEST(SkipList, ApproximateRangeSizeIsExactWhenSmallAndCheapWhenLarge) {
                                                                     {123457, 123457 + 511},
                                                                     {2 * kKeys - 100, UINT64_MAX}}) {
     SCOPED_TRACE(std::to_string(from) + ".." + std::to_string(to));
-    const Probe start(from), limit(to);
-    TestList::RangeSize r = list.ApproximateRangeSize(start.entry(), limit.entry(), kMaxWalk, entry_size);
+    const uint64_t start = from, limit = to;
+    TestList::RangeSize r = list.ApproximateRangeSize(start, &limit, kMaxWalk, entry_size);
     const uint64_t truth = from < to ? (std::min(to, 2 * kKeys) + 1) / 2 - (from + 1) / 2 : 0;
     EXPECT_EQ(r.entries, truth);
     EXPECT_EQ(r.bytes, from < to ? exact_bytes(from, to) : 0);
   }
-  const Probe past_end(2 * kKeys);
-  EXPECT_EQ(list.ApproximateRangeSize(past_end.entry(), nullptr, kMaxWalk, entry_size).entries, 0u);
+  const uint64_t past_end = 2 * kKeys;
+  EXPECT_EQ(list.ApproximateRangeSize(past_end, nullptr, kMaxWalk, entry_size).entries, 0u);
 
   // Larger ranges: sampled on a sparser level. A level holding more than max_walk / 4 of
   // the range's nodes is off by ~1/sqrt(64) = 12.5% (one sigma), so 50% is four sigmas.
   for (auto [from, to] : std::vector<std::pair<uint64_t, uint64_t>>{
            {0, 2 * 600}, {5000, 5000 + 2 * 5000}, {100000, 100000 + 2 * 50000}, {0, 2 * kKeys}}) {
     SCOPED_TRACE(std::to_string(from) + ".." + std::to_string(to));
-    const Probe start(from), limit(to);
+    const uint64_t start = from, limit = to;
     visited = 0;
-    TestList::RangeSize r = list.ApproximateRangeSize(start.entry(), limit.entry(), kMaxWalk, entry_size);
+    TestList::RangeSize r = list.ApproximateRangeSize(start, &limit, kMaxWalk, entry_size);
     const double truth = static_cast<double>(to - from) / 2;
     EXPECT_GT(r.entries, truth * 0.5);
     EXPECT_LT(r.entries, truth * 1.5);
@@ -364,8 +395,8 @@ TEST(SkipList, ApproximateRangeSizeIsExactWhenSmallAndCheapWhenLarge) {
     EXPECT_LE(visited, (TestList::kMaxHeight + 1) * kMaxWalk);
   }
   // With no limit, to the end of the list.
-  const Probe start(0);
-  TestList::RangeSize all = list.ApproximateRangeSize(start.entry(), nullptr, kMaxWalk, entry_size);
+  const uint64_t start = 0;
+  TestList::RangeSize all = list.ApproximateRangeSize(start, nullptr, kMaxWalk, entry_size);
   EXPECT_GT(all.entries, kKeys / 2);
   EXPECT_LT(all.entries, kKeys * 3 / 2);
 }
@@ -386,9 +417,9 @@ TEST(SkipList, ApproximateRangeSizeStaysNearTheTruthAtEverySize) {
   int ranges = 0;
   for (uint64_t size = 100; size <= 100000; size = size * 3 / 2) {
     for (uint64_t from = 0; from + size <= kKeys; from += kKeys / 40) {
-      const Probe start(from), limit(from + size);
-      const double estimate = static_cast<double>(
-          list.ApproximateRangeSize(start.entry(), limit.entry(), kMaxWalk, entry_size).entries);
+      const uint64_t start = from, limit = from + size;
+      const double estimate =
+          static_cast<double>(list.ApproximateRangeSize(start, &limit, kMaxWalk, entry_size).entries);
       const double truth = static_cast<double>(size);
       EXPECT_GE(estimate, truth / 2) << from << " + " << size;
       EXPECT_LE(estimate, truth * 2) << from << " + " << size;

@@ -55,5 +55,8 @@ inline uint32_t DecodeBigEndian32(const char* p) {
   const auto* u = reinterpret_cast<const unsigned char*>(p);
   return (uint32_t{u[0]} << 24) | (uint32_t{u[1]} << 16) | (uint32_t{u[2]} << 8) | u[3];
 }
+inline uint64_t DecodeBigEndian64(const char* p) {
+  return (uint64_t{DecodeBigEndian32(p)} << 32) | DecodeBigEndian32(p + 4);
+}
 
 }  // namespace tidesdb

@@ -87,6 +87,9 @@ TEST(Coding, BigEndianOrderMatchesNumericOrder) {
   EncodeBigEndian32(b, 256);
   EXPECT_LT(Slice(a, 4).compare(Slice(b, 4)), 0);
   EXPECT_EQ(DecodeBigEndian32(b), 256u);
+  // The first byte is the most significant, so comparing decoded values is memcmp order.
+  const char bytes[8] = {'\x01', '\x02', '\x03', '\x04', '\x05', '\x06', '\x07', '\xff'};
+  EXPECT_EQ(DecodeBigEndian64(bytes), 0x01020304050607ffu);
 }
 
 TEST(Crc32c, KnownValues) {
