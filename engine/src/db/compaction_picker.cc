@@ -180,6 +180,13 @@ CompactionInputs SizeCompaction(const Version& v, const ColumnFamilyOptions& opt
   return c;
 }
 
+// Every input file of c, both levels.
+std::vector<std::shared_ptr<const FileMetaData>> AllInputs(const CompactionInputs& c) {
+  std::vector<std::shared_ptr<const FileMetaData>> inputs = c.upper;
+  inputs.insert(inputs.end(), c.lower.begin(), c.lower.end());
+  return inputs;
+}
+
 bool RangesOverlap(const std::string& a_smallest, const std::string& a_largest, const std::string& b_smallest,
                    const std::string& b_largest) {
   return !(Slice(a_largest) < Slice(b_smallest) || Slice(b_largest) < Slice(a_smallest));
@@ -189,8 +196,7 @@ bool RangesOverlap(const std::string& a_smallest, const std::string& a_largest, 
 
 bool RunningCompactions::Admits(const CompactionInputs& c) const {
   if (jobs_.empty()) return true;
-  std::vector<std::shared_ptr<const FileMetaData>> inputs = c.upper;
-  inputs.insert(inputs.end(), c.lower.begin(), c.lower.end());
+  const std::vector<std::shared_ptr<const FileMetaData>> inputs = AllInputs(c);
   std::string smallest, largest, upper_smallest, upper_largest;
   KeyRange(inputs, &smallest, &largest);
   KeyRange(c.upper, &upper_smallest, &upper_largest);
@@ -223,8 +229,7 @@ uint64_t RunningCompactions::Add(const CompactionInputs& c) {
   j.id = next_id_++;
   j.level = c.level;
   j.output_level = c.output_level;
-  std::vector<std::shared_ptr<const FileMetaData>> inputs = c.upper;
-  inputs.insert(inputs.end(), c.lower.begin(), c.lower.end());
+  const std::vector<std::shared_ptr<const FileMetaData>> inputs = AllInputs(c);
   for (const auto& f : inputs) j.files.insert(f->file_number);
   KeyRange(inputs, &j.smallest, &j.largest);
   jobs_.push_back(std::move(j));

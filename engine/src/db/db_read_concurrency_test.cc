@@ -97,66 +97,68 @@ class ReadConcurrencyTest : public ::testing::Test {
   }
 
   // With a sync matching `part` held on the latch (started by `trigger` on its own
-  // thread): point reads, an iterator, a range estimate and a snapshot all complete.
-  void ExpectReadsDoNotWaitFor(const std::string& part, const std::function<void()>& trigger) {
-    WriteOptions wo;
-    for (int i = 0; i < 200; ++i) ASSERT_TRUE(db_->Put(wo, cf_, Key(i), "v" + std::to_string(i)).ok());
+  // thread), `work` runs on another thread and must finish; `what` names it in a failure.
+  void ExpectFinishesWhileSyncHeld(const std::string& part, const std::function<void()>& trigger,
+                                   const std::function<void()>& work, const char* what) {
     latch_.Arm(part);
     std::thread t(trigger);
     ASSERT_TRUE(latch_.WaitHeld()) << "no sync of " << part << " happened";
-
     std::atomic<bool> done{false};
-    std::thread reader([&] {
-      std::string v;
-      for (int i = 0; i < 200; ++i) {
-        EXPECT_TRUE(db_->Get(ReadOptions(), cf_, Key(i), &v).ok());
-        EXPECT_EQ(v, "v" + std::to_string(i));
-      }
-      const Snapshot* snap = db_->GetSnapshot();
-      ReadOptions ro;
-      ro.snapshot = snap;
-      auto it = db_->NewIterator(ro, cf_);
-      int n = 0;
-      for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
-      EXPECT_TRUE(it->status().ok());
-      EXPECT_EQ(n, 200);
-      it.reset();
-      db_->ReleaseSnapshot(snap);
-      const std::string start = Key(0), limit = Key(100);
-      EXPECT_GT(db_->EstimateRange(cf_, Range{start, limit}).keys, 0u);
+    std::thread worker([&] {
+      work();
       done = true;
     });
-    // The hang guard: a read that waited for the held fsync would never finish.
+    // The hang guard: work that waited for the held fsync would never finish.
     for (int i = 0; i < 6000 && !done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    EXPECT_TRUE(done.load()) << "reads waited for the held sync of " << latch_.held_name();
+    EXPECT_TRUE(done.load()) << what << " waited for the held sync of " << latch_.held_name();
     latch_.Release();
-    reader.join();
+    worker.join();
     t.join();
   }
 
-  // With a sync matching `part` held on the latch (started by `trigger` on its own
-  // thread): commits of single puts and of a multi-key batch complete and read back.
-  void ExpectWritesDoNotWaitFor(const std::string& part, const std::function<void()>& trigger) {
-    latch_.Arm(part);
-    std::thread t(trigger);
-    ASSERT_TRUE(latch_.WaitHeld()) << "no sync of " << part << " happened";
+  // Point reads, an iterator, a range estimate and a snapshot all complete while a sync
+  // matching `part` is held.
+  void ExpectReadsDoNotWaitFor(const std::string& part, const std::function<void()>& trigger) {
+    WriteOptions wo;
+    for (int i = 0; i < 200; ++i) ASSERT_TRUE(db_->Put(wo, cf_, Key(i), "v" + std::to_string(i)).ok());
+    ExpectFinishesWhileSyncHeld(
+        part, trigger,
+        [&] {
+          std::string v;
+          for (int i = 0; i < 200; ++i) {
+            EXPECT_TRUE(db_->Get(ReadOptions(), cf_, Key(i), &v).ok());
+            EXPECT_EQ(v, "v" + std::to_string(i));
+          }
+          const Snapshot* snap = db_->GetSnapshot();
+          ReadOptions ro;
+          ro.snapshot = snap;
+          auto it = db_->NewIterator(ro, cf_);
+          int n = 0;
+          for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
+          EXPECT_TRUE(it->status().ok());
+          EXPECT_EQ(n, 200);
+          it.reset();
+          db_->ReleaseSnapshot(snap);
+          const std::string start = Key(0), limit = Key(100);
+          EXPECT_GT(db_->EstimateRange(cf_, Range{start, limit}).keys, 0u);
+        },
+        "reads");
+  }
 
-    std::atomic<bool> done{false};
-    std::thread writer([&] {
-      for (int i = 0; i < 100; ++i) EXPECT_TRUE(db_->Put(WriteOptions(), cf_, Key(1000 + i), "w").ok());
-      WriteBatch batch;
-      for (int i = 100; i < 200; ++i) batch.Put(cf_, Key(1000 + i), "w");
-      EXPECT_TRUE(db_->Write(WriteOptions(), &batch).ok());
-      std::string v;
-      EXPECT_TRUE(db_->Get(ReadOptions(), cf_, Key(1199), &v).ok());
-      done = true;
-    });
-    // The hang guard: a commit that waited for the held fsync would never finish.
-    for (int i = 0; i < 6000 && !done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    EXPECT_TRUE(done.load()) << "commits waited for the held sync of " << latch_.held_name();
-    latch_.Release();
-    writer.join();
-    t.join();
+  // Commits of single puts and of a multi-key batch complete, and read back, while a sync
+  // matching `part` is held.
+  void ExpectWritesDoNotWaitFor(const std::string& part, const std::function<void()>& trigger) {
+    ExpectFinishesWhileSyncHeld(
+        part, trigger,
+        [&] {
+          for (int i = 0; i < 100; ++i) EXPECT_TRUE(db_->Put(WriteOptions(), cf_, Key(1000 + i), "w").ok());
+          WriteBatch batch;
+          for (int i = 100; i < 200; ++i) batch.Put(cf_, Key(1000 + i), "w");
+          EXPECT_TRUE(db_->Write(WriteOptions(), &batch).ok());
+          std::string v;
+          EXPECT_TRUE(db_->Get(ReadOptions(), cf_, Key(1199), &v).ok());
+        },
+        "commits");
   }
 
   static std::string Key(int i) {

@@ -215,9 +215,8 @@ class MemTable::Iterator final : public InternalIterator {
 };
 
 MemTable::MemTable(size_t arena_block_size, size_t bloom_bytes)
-    : bloom_lines_((bloom_bytes + kBloomLineBytes - 1) / kBloomLineBytes),
-      bloom_(bloom_lines_ != 0 ? std::make_unique<std::atomic<uint64_t>[]>(bloom_lines_ * kBloomLineWords)
-                               : nullptr),
+    : bloom_words_((bloom_bytes + sizeof(uint64_t) - 1) / sizeof(uint64_t)),
+      bloom_(bloom_words_ != 0 ? std::make_unique<std::atomic<uint64_t>[]>(bloom_words_) : nullptr),
       arena_(arena_block_size),
       table_(EntryComparator(), &arena_),
       cf_stats_(CfStatsComparator(), &arena_) {}
@@ -236,23 +235,27 @@ uint64_t MemTable::BloomMask(uint64_t h) {
   return mask;
 }
 
+std::atomic<uint64_t>* MemTable::BloomWord(uint64_t h) const {
+  return bloom_words_ == 0 ? nullptr : &bloom_[(h >> 32) * bloom_words_ >> 32];
+}
+
 void MemTable::BloomPrefetch(uint64_t h) const {
-  if (bloom_lines_ != 0) __builtin_prefetch(&bloom_[(h >> 32) * (bloom_lines_ * kBloomLineWords) >> 32], 1);
+  if (std::atomic<uint64_t>* word = BloomWord(h)) __builtin_prefetch(word, 1);
 }
 
 void MemTable::BloomAdd(uint64_t h) {
-  if (bloom_lines_ == 0) return;
-  std::atomic<uint64_t>& word = bloom_[(h >> 32) * (bloom_lines_ * kBloomLineWords) >> 32];
+  std::atomic<uint64_t>* word = BloomWord(h);
+  if (word == nullptr) return;
   const uint64_t mask = BloomMask(h);
   // A set bit is never cleared, so bits seen set here stay visible to every later reader.
-  if ((word.load(std::memory_order_relaxed) & mask) != mask) word.fetch_or(mask, std::memory_order_relaxed);
+  if ((word->load(std::memory_order_relaxed) & mask) != mask) word->fetch_or(mask, std::memory_order_relaxed);
 }
 
 bool MemTable::BloomMayContain(uint64_t h) const {
-  if (bloom_lines_ == 0) return true;
-  const std::atomic<uint64_t>& word = bloom_[(h >> 32) * (bloom_lines_ * kBloomLineWords) >> 32];
+  const std::atomic<uint64_t>* word = BloomWord(h);
+  if (word == nullptr) return true;
   const uint64_t mask = BloomMask(h);
-  return (word.load(std::memory_order_relaxed) & mask) == mask;
+  return (word->load(std::memory_order_relaxed) & mask) == mask;
 }
 
 void MemTable::Add(uint32_t cf_id, SequenceNumber seq, ValueType type, Slice user_key, Slice value) {

@@ -46,7 +46,7 @@ namespace tidesdb {
 class MemTable {
  public:
   // arena_block_size: see Arena. A smaller block suits many small per-CF memtables.
-  // bloom_bytes: the size of the point-lookup filter (rounded up to 64 bytes); 0: no
+  // bloom_bytes: the size of the point-lookup filter (rounded up to 8-byte words); 0: no
   // filter, every Get searches the skip list.
   explicit MemTable(size_t arena_block_size = Arena::kDefaultBlockSize, size_t bloom_bytes = 0);
   MemTable(const MemTable&) = delete;
@@ -95,7 +95,7 @@ class MemTable {
   uint64_t NumDeletions(uint32_t cf_id) const;
 
   // Bytes the memtable holds (its arena's blocks and its filter): the measure of "full".
-  size_t ApproximateMemoryUsage() const { return arena_.MemoryUsage() + bloom_lines_ * kBloomLineBytes; }
+  size_t ApproximateMemoryUsage() const { return arena_.MemoryUsage() + bloom_words_ * sizeof(uint64_t); }
   // Entries of all CFs.
   uint64_t num_entries() const { return num_entries_.load(std::memory_order_relaxed); }
   bool empty() const { return num_entries() == 0; }
@@ -150,16 +150,15 @@ class MemTable {
   CfStats* FindCfStats(uint32_t cf_id) const;
   CfStats* FindOrAddCfStats(uint32_t cf_id);
 
-  static constexpr size_t kBloomLineBytes = 64;
-  static constexpr size_t kBloomLineWords = kBloomLineBytes / sizeof(uint64_t);
   static uint64_t BloomHash(uint32_t cf_id, Slice user_key);
   static uint64_t BloomMask(uint64_t h);
+  std::atomic<uint64_t>* BloomWord(uint64_t h) const;  // nullptr: no filter
   void BloomPrefetch(uint64_t h) const;
   void BloomAdd(uint64_t h);
   bool BloomMayContain(uint64_t h) const;
 
-  const size_t bloom_lines_;
-  const std::unique_ptr<std::atomic<uint64_t>[]> bloom_;  // bloom_lines_ * kBloomLineWords words
+  const size_t bloom_words_;
+  const std::unique_ptr<std::atomic<uint64_t>[]> bloom_;  // bloom_words_ words
   Arena arena_;
   Table table_;
   CfStatsList cf_stats_;
