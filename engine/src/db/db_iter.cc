@@ -18,7 +18,10 @@ class DBIter final : public Iterator {
 
   bool Valid() const override { return valid_; }
   Slice key() const override { return saved_key_; }
-  Slice value() const override { return pinned_ ? Slice(*pinned_) : Slice(value_); }
+  Slice value() const override {
+    if (in_place_) return in_place_value_;
+    return pinned_ ? Slice(*pinned_) : Slice(value_);
+  }
   Status status() const override {
     if (!status_.ok()) return status_;
     return iter_->status();
@@ -139,6 +142,14 @@ class DBIter final : public Iterator {
       // The newest visible entry of this user key decides; older ones are hidden.
       saved_key_.assign(ikey.user_key.data(), ikey.user_key.size());
       skipping = true;
+      // A value held in the entry is read in place: iter_ stays on it until the next move.
+      if (LiveInlineValue(ikey.type, iter_->value(), opt_.now_seconds, &in_place_value_)) {
+        in_place_ = true;
+        pinned_.reset();
+        valid_ = true;
+        return;
+      }
+      in_place_ = false;
       EntryState state;
       Status s =
           DecodeEntry(ikey.type, iter_->value(), opt_.now_seconds, opt_.fetch, &state, &value_, &pinned_);
@@ -181,6 +192,14 @@ class DBIter final : public Iterator {
     }
     if (!iter_->status().ok()) return;
     if (!have_live) return;
+    // iter_ has moved past the entry: its value is read in place from the copy taken.
+    if (LiveInlineValue(last_type, raw_value_, opt_.now_seconds, &in_place_value_)) {
+      in_place_ = true;
+      pinned_.reset();
+      valid_ = true;
+      return;
+    }
+    in_place_ = false;
     EntryState state;
     Status s = DecodeEntry(last_type, raw_value_, opt_.now_seconds, opt_.fetch, &state, &value_, &pinned_);
     if (!s.ok()) {
@@ -201,6 +220,9 @@ class DBIter final : public Iterator {
   std::string value_;
   // A value-log value held in the block cache: value() reads it in place (no copy).
   std::shared_ptr<const std::string> pinned_;
+  // The current value lies in iter_'s entry (forward) or in raw_value_ (reverse).
+  bool in_place_ = false;
+  Slice in_place_value_;
   std::string seek_key_;
 };
 

@@ -17,6 +17,17 @@ bool EntryIsDeleted(ValueType type, Slice raw, uint64_t now_seconds) {
   }
 }
 
+bool LiveInlineValue(ValueType type, Slice raw, uint64_t now_seconds, Slice* value) {
+  if (type == ValueType::kValue) {
+    *value = raw;
+    return true;
+  }
+  if (type != ValueType::kValueWithExpiry || raw.size() < 8 || EntryIsDeleted(type, raw, now_seconds))
+    return false;
+  *value = Slice(raw.data() + 8, raw.size() - 8);
+  return true;
+}
+
 Status DecodeEntry(ValueType type, Slice raw, uint64_t now_seconds, const ValueFetcher& fetch,
                    EntryState* state, std::string* value, std::shared_ptr<const std::string>* pinned) {
   if (pinned != nullptr) pinned->reset();

@@ -29,6 +29,11 @@ Status DecodeEntry(ValueType type, Slice raw, uint64_t now_seconds, const ValueF
                    EntryState* state, std::string* value,
                    std::shared_ptr<const std::string>* pinned = nullptr);
 
+// True if the entry is live and holds its value itself (not in a value log): *value is
+// then that value, in place within `raw`. False for everything else (tombstones, expired
+// or malformed entries, value pointers), which DecodeEntry classifies.
+bool LiveInlineValue(ValueType type, Slice raw, uint64_t now_seconds, Slice* value);
+
 // The same without fetching: true if the entry is a tombstone or has expired.
 bool EntryIsDeleted(ValueType type, Slice raw, uint64_t now_seconds);
 

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <map>
+#include <optional>
 #include <random>
 
 #include "txn/txn_test_util.h"
@@ -268,6 +269,96 @@ TEST_F(TransactionTest, IteratorMatchesModelRandomized) {
     auto it = t->NewIterator(ro, cf_);
     EXPECT_EQ(Scan(it.get()), expect_fwd) << "round " << round;
     EXPECT_EQ(Scan(it.get(), true), expect_rev) << "round " << round;
+    it.reset();
+    if (rng() % 2 == 0) {
+      ASSERT_TRUE(t->Commit().ok());
+      model = m;
+    }
+  }
+}
+
+// Moves in both directions mixed with the transaction's own writes while the iterator
+// stands on an entry (a base entry is read in place, a write-set entry is a copy): every
+// move lands where the model says, over data in an SSTable, the memtable and the write
+// set. A write is seen from the iterator's next move on.
+TEST_F(TransactionTest, IteratorMovesInterleavedWithWritesMatchModel) {
+  uint32_t seed = std::random_device()();
+  if (const char* e = std::getenv("TIDESDB_TEST_SEED")) seed = static_cast<uint32_t>(std::stoul(e));
+  std::printf("seed %u (TIDESDB_TEST_SEED)\n", seed);
+  std::mt19937 rng(seed);
+  auto key = [&] { return std::string(1, static_cast<char>('a' + rng() % 26)); };
+  std::map<std::string, std::string> model;
+  for (int part = 0; part < 2; ++part) {  // one part flushed to an SSTable, one in the memtable
+    WriteBatch b;
+    for (int i = 0; i < 10; ++i) {
+      std::string k = key();
+      model[k] = "db" + std::to_string(part) + k;
+      b.Put(cf_, k, model[k]);
+    }
+    ASSERT_TRUE(db_->Write(WriteOptions(), &b).ok());
+    if (part == 0) {
+      ASSERT_TRUE(db_->db()->Flush(FlushOptions(), cf_).ok());
+    }
+  }
+  for (int round = 0; round < 40; ++round) {
+    auto t = Begin();
+    auto m = model;
+    auto it = t->NewIterator(ReadOptions(), cf_);
+    std::optional<std::string> at;  // the model's position
+    for (int step = 0; step < 60; ++step) {
+      const std::string trace = "round " + std::to_string(round) + " step " + std::to_string(step);
+      switch (rng() % 7) {
+        case 0: {
+          std::string k = key();
+          it->Seek(k);
+          auto p = m.lower_bound(k);
+          at = p == m.end() ? std::nullopt : std::optional<std::string>(p->first);
+          break;
+        }
+        case 1: {
+          std::string k = key();
+          it->SeekForPrev(k);
+          auto p = m.upper_bound(k);
+          at = p == m.begin() ? std::nullopt : std::optional<std::string>(std::prev(p)->first);
+          break;
+        }
+        case 2:
+        case 3:
+          if (!at) continue;
+          it->Next();
+          if (auto p = m.upper_bound(*at); p != m.end())
+            at = p->first;
+          else
+            at.reset();
+          break;
+        case 4:
+          if (!at) continue;
+          it->Prev();
+          if (auto p = m.lower_bound(*at); p != m.begin())
+            at = std::prev(p)->first;
+          else
+            at.reset();
+          break;
+        default: {
+          // A write, possibly at the key the iterator stands on; the current entry
+          // keeps what it showed until the next move.
+          std::string k = rng() % 2 == 0 && at ? *at : key();
+          if (rng() % 3 == 0) {
+            ASSERT_TRUE(t->Delete(cf_, k).ok());
+            m.erase(k);
+          } else {
+            std::string v = "t" + std::to_string(step);
+            ASSERT_TRUE(t->Put(cf_, k, v).ok());
+            m[k] = v;
+          }
+          continue;
+        }
+      }
+      ASSERT_EQ(it->Valid(), at.has_value()) << trace;
+      if (!at) continue;
+      ASSERT_EQ(std::string(it->key()), *at) << trace;
+      ASSERT_EQ(std::string(it->value()), m[*at]) << trace;
+    }
     it.reset();
     if (rng() % 2 == 0) {
       ASSERT_TRUE(t->Commit().ok());

@@ -18,8 +18,10 @@ class TxnIterator final : public Iterator {
         range_read_seq_(range_read_seq) {}
 
   bool Valid() const override { return valid_; }
-  Slice key() const override { return key_; }
-  Slice value() const override { return value_; }
+  // A base entry is read in place (valid until the base moves); a write-set entry is a
+  // copy (the transaction may overwrite it while the iterator stands on it).
+  Slice key() const override { return from_base_ ? base_->key() : Slice(key_); }
+  Slice value() const override { return from_base_ ? base_->value() : Slice(value_); }
   Status status() const override { return base_->status(); }
 
   void SeekToFirst() override {
@@ -30,7 +32,8 @@ class TxnIterator final : public Iterator {
     StartRange(std::nullopt);
     base_->SeekToFirst();
     forward_ = true;
-    SettleForward(Delta() ? Delta()->begin() : WriteSet::CfMap::const_iterator());
+    const WriteSet::CfMap* delta = Delta();
+    SettleForward(delta, delta ? delta->begin() : DeltaIt());
   }
 
   void SeekToLast() override {
@@ -42,7 +45,8 @@ class TxnIterator final : public Iterator {
       base_->SeekToLast();
     }
     forward_ = false;
-    SettleReverse(upper_ ? DeltaBefore(*upper_) : DeltaLast());
+    const WriteSet::CfMap* delta = Delta();
+    SettleReverse(delta, upper_ ? DeltaBefore(delta, *upper_) : DeltaLast(delta));
   }
 
   void Seek(Slice target) override {
@@ -50,7 +54,8 @@ class TxnIterator final : public Iterator {
     StartRange(std::string(target));
     base_->Seek(target);
     forward_ = true;
-    SettleForward(DeltaAtOrAfter(target));
+    const WriteSet::CfMap* delta = Delta();
+    SettleForward(delta, DeltaAtOrAfter(delta, target));
   }
 
   void SeekForPrev(Slice target) override {
@@ -61,62 +66,96 @@ class TxnIterator final : public Iterator {
     StartReverseRange(std::string(target));
     base_->SeekForPrev(target);
     forward_ = false;
-    SettleReverse(DeltaAtOrBefore(target));
+    const WriteSet::CfMap* delta = Delta();
+    SettleReverse(delta, DeltaAtOrBefore(delta, target));
   }
 
   void Next() override {
     if (!valid_) return;
+    const WriteSet::CfMap* delta = Delta();
+    if (forward_ && from_base_) {
+      // The base stands on the current key and the write set holds nothing at it.
+      DeltaIt d = DeltaAfter(delta, base_->key());
+      base_->Next();
+      SettleForward(delta, d);
+      return;
+    }
+    SaveCurrent();
     if (!forward_) {
       base_->Seek(key_);  // base at the first key >= key_
       forward_ = true;
     }
     if (base_->Valid() && base_->key() == Slice(key_)) base_->Next();
-    SettleForward(DeltaAfter(key_));
+    SettleForward(delta, DeltaAfter(delta, key_));
   }
 
   void Prev() override {
     if (!valid_) return;
+    const WriteSet::CfMap* delta = Delta();
+    if (!forward_ && from_base_) {
+      DeltaIt d = DeltaBefore(delta, base_->key());
+      base_->Prev();
+      SettleReverse(delta, d);
+      return;
+    }
+    SaveCurrent();
     if (forward_) {
       base_->SeekForPrev(key_);  // base at the last key <= key_
       forward_ = false;
     }
     if (base_->Valid() && base_->key() == Slice(key_)) base_->Prev();
-    SettleReverse(DeltaBefore(key_));
+    SettleReverse(delta, DeltaBefore(delta, key_));
   }
 
  private:
   using DeltaIt = WriteSet::CfMap::const_iterator;
 
+  // Looked up at every move: the transaction may have written (or rolled back to a
+  // savepoint) since the last one.
   const WriteSet::CfMap* Delta() const { return ws_->ForCf(cf_id_); }
-  bool DeltaEnd(DeltaIt it) const { return Delta() == nullptr || it == Delta()->end(); }
-  DeltaIt DeltaAtOrAfter(Slice k) const { return Delta() ? Delta()->lower_bound(k) : DeltaIt(); }
-  DeltaIt DeltaAfter(Slice k) const { return Delta() ? Delta()->upper_bound(k) : DeltaIt(); }
+  static bool DeltaEnd(const WriteSet::CfMap* delta, DeltaIt it) {
+    return delta == nullptr || it == delta->end();
+  }
+  static DeltaIt DeltaAtOrAfter(const WriteSet::CfMap* delta, Slice k) {
+    return delta ? delta->lower_bound(k) : DeltaIt();
+  }
+  static DeltaIt DeltaAfter(const WriteSet::CfMap* delta, Slice k) {
+    return delta ? delta->upper_bound(k) : DeltaIt();
+  }
   // Reverse positions: end() means "none".
-  DeltaIt DeltaBefore(Slice k) const {
-    if (!Delta()) return DeltaIt();
-    auto it = Delta()->lower_bound(k);
-    return it == Delta()->begin() ? Delta()->end() : std::prev(it);
+  static DeltaIt DeltaBefore(const WriteSet::CfMap* delta, Slice k) {
+    if (!delta) return DeltaIt();
+    auto it = delta->lower_bound(k);
+    return it == delta->begin() ? delta->end() : std::prev(it);
   }
-  DeltaIt DeltaAtOrBefore(Slice k) const {
-    if (!Delta()) return DeltaIt();
-    auto it = Delta()->upper_bound(k);
-    return it == Delta()->begin() ? Delta()->end() : std::prev(it);
+  static DeltaIt DeltaAtOrBefore(const WriteSet::CfMap* delta, Slice k) {
+    if (!delta) return DeltaIt();
+    auto it = delta->upper_bound(k);
+    return it == delta->begin() ? delta->end() : std::prev(it);
   }
-  DeltaIt DeltaLast() const {
-    if (!Delta() || Delta()->empty()) return Delta() ? Delta()->end() : DeltaIt();
-    return std::prev(Delta()->end());
+  static DeltaIt DeltaLast(const WriteSet::CfMap* delta) {
+    if (!delta || delta->empty()) return delta ? delta->end() : DeltaIt();
+    return std::prev(delta->end());
   }
   bool InBounds(Slice k) const { return (!lower_ || k >= Slice(*lower_)) && (!upper_ || k < Slice(*upper_)); }
 
+  // Copies the current entry's key out of the base before the base is repositioned.
+  void SaveCurrent() {
+    if (!from_base_) return;
+    key_.assign(base_->key().data(), base_->key().size());
+    from_base_ = false;
+  }
+
   // Forward: the smaller of the base's key and the write set's; on a tie the write set's
   // entry wins and the base's is skipped. Deleted entries are stepped over.
-  void SettleForward(DeltaIt d) {
+  void SettleForward(const WriteSet::CfMap* delta, DeltaIt d) {
     while (true) {
-      const bool has_delta = !DeltaEnd(d) && InBounds(d->first);
+      const bool has_delta = !DeltaEnd(delta, d) && InBounds(d->first);
       const bool has_base = base_->Valid();
       if (!has_delta && !has_base) {
         valid_ = false;
-        ExtendHi(std::nullopt);
+        from_base_ = false;
+        ExtendHi(nullptr);
         return;
       }
       if (has_delta && (!has_base || Slice(d->first) <= base_->key())) {
@@ -129,39 +168,42 @@ class TxnIterator final : public Iterator {
         }
         key_ = d->first;
         value_ = d->second.value;
+        from_base_ = false;
       } else {
-        key_ = std::string(base_->key());
-        value_ = std::string(base_->value());
+        from_base_ = true;
       }
       valid_ = true;
-      ExtendHi(key_);
+      const Slice k = key();
+      ExtendHi(&k);
       return;
     }
   }
 
-  void SettleReverse(DeltaIt d) {
+  void SettleReverse(const WriteSet::CfMap* delta, DeltaIt d) {
     while (true) {
-      const bool has_delta = !DeltaEnd(d) && InBounds(d->first);
+      const bool has_delta = !DeltaEnd(delta, d) && InBounds(d->first);
       const bool has_base = base_->Valid();
       if (!has_delta && !has_base) {
         valid_ = false;
-        ExtendLo(std::nullopt);
+        from_base_ = false;
+        ExtendLo(nullptr);
         return;
       }
       if (has_delta && (!has_base || Slice(d->first) >= base_->key())) {
         if (has_base && base_->key() == Slice(d->first) && d->second.deleted) base_->Prev();
         if (d->second.deleted) {
-          d = d == Delta()->begin() ? Delta()->end() : std::prev(d);
+          d = d == delta->begin() ? delta->end() : std::prev(d);
           continue;
         }
         key_ = d->first;
         value_ = d->second.value;
+        from_base_ = false;
       } else {
-        key_ = std::string(base_->key());
-        value_ = std::string(base_->value());
+        from_base_ = true;
       }
       valid_ = true;
-      ExtendLo(key_);
+      const Slice k = key();
+      ExtendLo(&k);
       return;
     }
   }
@@ -200,7 +242,7 @@ class TxnIterator final : public Iterator {
     lo_pending_ = true;
   }
   // Extends the current range up to `k`, or to the end of the iterator's bounds.
-  void ExtendHi(const std::optional<std::string>& k) {
+  void ExtendHi(const Slice* k) {
     if (ranges_ == nullptr) return;
     KeyRange& r = range();
     if (!k) {
@@ -209,12 +251,12 @@ class TxnIterator final : public Iterator {
       } else {
         r.hi_unbounded = true;
       }
-    } else if (!r.hi_unbounded && Slice(*k) > Slice(r.hi)) {
-      r.hi = *k;
+    } else if (!r.hi_unbounded && *k > Slice(r.hi)) {
+      r.hi.assign(k->data(), k->size());
     }
-    if (!r.lo_unbounded && k && Slice(*k) < Slice(r.lo)) r.lo = *k;
+    if (!r.lo_unbounded && k && *k < Slice(r.lo)) r.lo.assign(k->data(), k->size());
   }
-  void ExtendLo(const std::optional<std::string>& k) {
+  void ExtendLo(const Slice* k) {
     if (ranges_ == nullptr) return;
     KeyRange& r = range();
     const bool pending = lo_pending_;
@@ -227,8 +269,8 @@ class TxnIterator final : public Iterator {
       }
       return;
     }
-    if (!r.lo_unbounded && (pending || Slice(*k) < Slice(r.lo))) r.lo = *k;
-    if (!r.hi_unbounded && Slice(*k) > Slice(r.hi)) r.hi = *k;
+    if (!r.lo_unbounded && (pending || *k < Slice(r.lo))) r.lo.assign(k->data(), k->size());
+    if (!r.hi_unbounded && *k > Slice(r.hi)) r.hi.assign(k->data(), k->size());
   }
 
   std::unique_ptr<Iterator> base_;
@@ -241,7 +283,8 @@ class TxnIterator final : public Iterator {
   bool lo_pending_ = false;
   bool forward_ = true;
   bool valid_ = false;
-  std::string key_, value_;
+  bool from_base_ = false;   // the current entry is the base's (read in place)
+  std::string key_, value_;  // the current entry when it is the write set's
 };
 
 }  // namespace
