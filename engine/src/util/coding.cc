@@ -64,7 +64,7 @@ const char* GetVarint64Ptr(const char* p, const char* limit, uint64_t* value) {
   return nullptr;
 }
 
-const char* GetVarint32Ptr(const char* p, const char* limit, uint32_t* value) {
+const char* GetVarint32PtrLong(const char* p, const char* limit, uint32_t* value) {
   uint64_t v = 0;
   const char* q = GetVarint64Ptr(p, limit, &v);
   if (q == nullptr || v > UINT32_MAX) return nullptr;

@@ -44,7 +44,23 @@ bool GetVarint64(Slice* input, uint64_t* value);
 bool GetLengthPrefixedSlice(Slice* input, Slice* result);
 
 // Pointer-range parsers: return the byte after the varint, or nullptr if malformed.
-const char* GetVarint32Ptr(const char* p, const char* limit, uint32_t* value);
+// Varints of one and two bytes (lengths below 16 KiB: nearly every block entry's) are
+// decoded inline; longer ones by GetVarint32PtrLong.
+const char* GetVarint32PtrLong(const char* p, const char* limit, uint32_t* value);
+inline const char* GetVarint32Ptr(const char* p, const char* limit, uint32_t* value) {
+  if (limit - p >= 2) {
+    const auto* u = reinterpret_cast<const unsigned char*>(p);
+    if (u[0] < 128) {
+      *value = u[0];
+      return p + 1;
+    }
+    if (u[1] < 128) {
+      *value = (u[0] & 0x7fu) | (uint32_t{u[1]} << 7);
+      return p + 2;
+    }
+  }
+  return GetVarint32PtrLong(p, limit, value);
+}
 const char* GetVarint64Ptr(const char* p, const char* limit, uint64_t* value);
 
 // Big-endian fixed-width integers: byte order equals numeric order (used inside keys).
