@@ -111,7 +111,7 @@ int ha_tidesdb::decode_stored_row(uchar* buf, bool all) {
   // Outside a snapshot the row may have been changed since it was read, its old values
   // deleted: the caller reads it again.
   for (bool read : row_blob_read_)
-    if (read) status_counters.off_row_reads.fetch_add(1, std::memory_order_relaxed);
+    if (read) status_counters.off_row_reads.add();
   if (s.IsNotFound() && t->snapshot_sequence() == 0) return HA_ERR_KEY_NOT_FOUND;
   if (s.IsNotFound()) s = tidesdb::Status::Corruption("an off-row value of a row is missing");
   if (!s.ok()) return report(s, "read of an off-row value");
@@ -138,7 +138,7 @@ int ha_tidesdb::decode_current_row(uchar* buf) {
   if (error == HA_ERR_KEY_NOT_FOUND)
     return report(tidesdb::Status::Busy("a row's off-row values keep changing while it is read"), "read");
   if (error != 0) return error;
-  status_counters.rows_read.fetch_add(1, std::memory_order_relaxed);
+  status_counters.rows_read.add();
   return 0;
 }
 
@@ -241,7 +241,7 @@ int ha_tidesdb::deliver_from_iterator(uchar* buf, bool forward) {
       if (keyread_) {
         row_pk_ = pk_buf_;
         row_locked_ = false;
-        status_counters.rows_read.fetch_add(1, std::memory_order_relaxed);
+        status_counters.rows_read.add();
         error = 0;
       } else {
         error = fetch_row(pk_buf_, buf);

@@ -252,7 +252,7 @@ int ha_tidesdb::store_off_row_values(tidesdb::Transaction* t, const std::vector<
     if (data == nullptr) continue;
     s = t->Put(share_->blob_cf, blob_key(values[i].id),
                tidesdb::Slice(reinterpret_cast<const char*>(data), length));
-    status_counters.off_row_writes.fetch_add(1, std::memory_order_relaxed);
+    status_counters.off_row_writes.add();
   }
   if (s.ok() && old_value != nullptr) {
     std::vector<uint64_t> old_ids;
@@ -347,7 +347,7 @@ int ha_tidesdb::write_row(const uchar* buf) {
   row_value_.swap(value_buf_);
   row_off_row_.clear();
   share_->rows_changed_since_estimate.fetch_add(1, std::memory_order_relaxed);
-  status_counters.rows_inserted.fetch_add(1, std::memory_order_relaxed);
+  status_counters.rows_inserted.add();
   if (copying_ && t->write_set_bytes() > copy_chunk_bytes()) return commit_copy_chunk(thd, trx_context(thd));
   return 0;
 }
@@ -432,7 +432,7 @@ int ha_tidesdb::update_row(const uchar* old_data, const uchar* new_data) {
   if (int error = act_on_children(old_data, new_data); error != 0) return error;
   if (int error = check_parents(old_data, new_data); error != 0) return error;
   bump_auto_increment(new_data);
-  status_counters.rows_updated.fetch_add(1, std::memory_order_relaxed);
+  status_counters.rows_updated.add();
   return 0;
 }
 
@@ -465,7 +465,7 @@ int ha_tidesdb::delete_row(const uchar* buf) {
   if (int error = log_for_index_build(t, buf, pk, nullptr, pk); error != 0) return error;
   if (int error = act_on_children(buf, nullptr); error != 0) return error;
   share_->rows_changed_since_estimate.fetch_sub(1, std::memory_order_relaxed);
-  status_counters.rows_deleted.fetch_add(1, std::memory_order_relaxed);
+  status_counters.rows_deleted.add();
   return 0;
 }
 

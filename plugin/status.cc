@@ -308,7 +308,7 @@ std::string engine_report(THD* thd) {
 }  // namespace
 
 void note_background_error(std::string_view message) {
-  status_counters.background_errors.fetch_add(1, std::memory_order_relaxed);
+  status_counters.background_errors.add();
   std::lock_guard<std::mutex> guard(background_error_mutex);
   latest_background_error.assign(message.data(), message.size());
   latest_background_error_micros = my_hrtime().val;

@@ -119,7 +119,7 @@ void begin_transaction(THD* thd, TrxContext* trx, bool snapshot_at_begin) {
   }
   trx->savepoint_depth = 0;
   trx->statement_savepoint = false;
-  status_counters.transactions.fetch_add(1, std::memory_order_relaxed);
+  status_counters.transactions.add();
 }
 
 void end_transaction(TrxContext* trx) {
@@ -179,7 +179,7 @@ void report_completion_error(THD* thd, int error) {
   if (error == HA_ERR_QUERY_INTERRUPTED) {
     thd->send_kill_message();  // KILL QUERY or max_statement_time during the commit's lock wait
   } else if (error == HA_ERR_LOCK_DEADLOCK) {
-    status_counters.conflicts.fetch_add(1, std::memory_order_relaxed);
+    status_counters.conflicts.add();
     my_error(ER_LOCK_DEADLOCK, MYF(0));
   } else if (error == HA_ERR_LOCK_WAIT_TIMEOUT) {
     my_error(ER_LOCK_WAIT_TIMEOUT, MYF(0));
@@ -211,10 +211,10 @@ int tidesdb_commit(handlerton*, THD* thd, bool all) {
   }
   end_transaction(trx);
   if (s.ok()) {
-    status_counters.commits.fetch_add(1, std::memory_order_relaxed);
+    status_counters.commits.add();
     return 0;
   }
-  status_counters.rollbacks.fetch_add(1, std::memory_order_relaxed);
+  status_counters.rollbacks.add();
   int error = ha_error_from_status(s, "commit", thd);
   report_completion_error(thd, error);
   return error;
@@ -237,7 +237,7 @@ int tidesdb_rollback(handlerton*, THD* thd, bool all) {
   trx->release_cursors();
   if (active(trx) || prepared(trx)) trx->txn->Rollback();
   end_transaction(trx);
-  status_counters.rollbacks.fetch_add(1, std::memory_order_relaxed);
+  status_counters.rollbacks.add();
   return 0;
 }
 
@@ -253,7 +253,7 @@ int tidesdb_prepare(handlerton*, THD* thd, bool all) {
   trx->release_cursors();
   tidesdb::Status s = trx->txn->Prepare(library_xid(xid));
   if (s.ok()) {
-    status_counters.prepares.fetch_add(1, std::memory_order_relaxed);
+    status_counters.prepares.add();
     std::lock_guard<std::mutex> g(trx->view_mutex);
     trx->prepared = true;
     return 0;
@@ -261,7 +261,7 @@ int tidesdb_prepare(handlerton*, THD* thd, bool all) {
   note_transaction_failure(thd, *trx->txn, s);
   // A failed Prepare leaves the library transaction rolled back.
   end_transaction(trx);
-  status_counters.rollbacks.fetch_add(1, std::memory_order_relaxed);
+  status_counters.rollbacks.add();
   int error = ha_error_from_status(s, "prepare", thd);
   report_completion_error(thd, error);
   return error;
@@ -290,7 +290,7 @@ void tidesdb_commit_ordered(handlerton*, THD* thd, bool all) {
 void tidesdb_commit_checkpoint_request(void* cookie) {
   tidesdb::Status s = transaction_db()->db()->SyncWAL();
   if (s.ok()) {
-    status_counters.binlog_checkpoints.fetch_add(1, std::memory_order_relaxed);
+    status_counters.binlog_checkpoints.add();
     commit_checkpoint_notify_ha(cookie);
     return;
   }
@@ -459,7 +459,7 @@ void on_row_error(THD* thd, TrxContext* trx, int error) {
   if ((error == HA_ERR_LOCK_DEADLOCK || error == HA_ERR_LOCK_WAIT_TIMEOUT) && trx->txn)
     note_transaction_failure(thd, *trx->txn, tidesdb::Status::OK());
   if (error != HA_ERR_LOCK_DEADLOCK) return;
-  status_counters.conflicts.fetch_add(1, std::memory_order_relaxed);
+  status_counters.conflicts.add();
   // InnoDB's rule: a deadlock (here also a write conflict) rolls back the whole
   // transaction. The library transaction goes now, releasing its locks; the server rolls
   // back the rest at the statement's end.
