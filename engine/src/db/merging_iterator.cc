@@ -95,6 +95,7 @@ class MergingIterator final : public InternalIterator {
 
   // Rebuilds the heap from the children's positions after all of them moved.
   void RebuildHeap() {
+    runner_up_ = 0;
     heap_.clear();
     for (size_t i = 0; i < children_.size(); ++i) {
       InternalIterator* c = children_[i].get();
@@ -124,10 +125,17 @@ class MergingIterator final : public InternalIterator {
     }
     if (c->Valid()) {
       top.key = c->key();
+      // A scan usually reads on in one child: if it still comes before the runner-up (the
+      // smaller of the top's two heap children, which did not move), the heap is in order.
+      if (heap_.size() < 2) return;
+      if (runner_up_ == 0) runner_up_ = heap_.size() > 2 && Before(heap_[2], heap_[1]) ? 2 : 1;
+      if (Before(top, heap_[runner_up_])) return;
+      runner_up_ = 0;
       SiftDown(0);
       return;
     }
     NoteError(c->status());
+    runner_up_ = 0;
     heap_.front() = heap_.back();
     heap_.pop_back();
     if (!heap_.empty()) SiftDown(0);
@@ -168,6 +176,8 @@ class MergingIterator final : public InternalIterator {
 
   std::vector<std::unique_ptr<InternalIterator>> children_;
   std::vector<HeapEntry> heap_;
+  // Index (1 or 2) in heap_ of the smaller child of the top; 0 when not known.
+  size_t runner_up_ = 0;
   Direction direction_ = Direction::kForward;
   std::string current_key_;  // copy of the current key across a direction switch
   Status status_;
