@@ -151,6 +151,7 @@ int ha_tidesdb::open(const char* name, int mode, uint test_if_locked) {
   // ref: 2-byte length + the primary key (or the 8-byte hidden row id).
   ref_length = has_hidden_pk() ? 8 : 2 + static_cast<uint>(codecs_[table->s->primary_key].max_length());
   scratch_record_.reset(new uchar[table->s->reclength + 8]);
+  column_skips_ = column_skips(table);
   // A table scan walks the rows in primary-key order: an UPDATE of primary-key columns
   // through a scan must buffer the rows first, or it would meet the rows it moved.
   key_used_on_scan = table->s->primary_key;

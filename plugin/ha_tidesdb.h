@@ -279,6 +279,8 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   TableShare* share_ = nullptr;
   std::vector<KeyCodec> codecs_;  // one per key of the table
   std::unique_ptr<uchar[]> scratch_record_;
+  // decode_row's rules for stepping over columns a plain read does not need.
+  std::vector<ColumnSkip> column_skips_;
   TrxContext* trx_ = nullptr;
   thr_lock_type lock_type_ = TL_READ;
 

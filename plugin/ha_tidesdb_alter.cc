@@ -53,50 +53,6 @@ constexpr alter_table_operations kColumnAdds = ALTER_ADD_STORED_BASE_COLUMN | AL
 constexpr alter_table_operations kColumnRemaps = ALTER_DROP_STORED_COLUMN | ALTER_DROP_VIRTUAL_COLUMN |
                                                  ALTER_STORED_COLUMN_ORDER | ALTER_VIRTUAL_COLUMN_ORDER;
 
-// How to step over a dropped column's Field::pack bytes in rows written before it was
-// dropped; false if this engine does not know its packed form.
-bool packed_form(const Field* f, TableDef::SchemaVersion::Column* c) {
-  if (f->compression_method() != nullptr) return false;
-  if (const auto* blob = dynamic_cast<const Field_blob*>(f)) {
-    c->length_bytes = static_cast<uint8_t>(blob->pack_length_no_ptr());
-    return true;
-  }
-  if (const auto* var = dynamic_cast<const Field_varstring*>(f)) {
-    c->length_bytes = static_cast<uint8_t>(var->length_bytes);
-    return true;
-  }
-  switch (f->real_type()) {
-    case MYSQL_TYPE_STRING:  // CHAR: a length (2 bytes past 255), the value without its padding
-      c->length_bytes = f->field_length > 255 ? 2 : 1;
-      return true;
-    case MYSQL_TYPE_TINY:
-    case MYSQL_TYPE_SHORT:
-    case MYSQL_TYPE_INT24:
-    case MYSQL_TYPE_LONG:
-    case MYSQL_TYPE_LONGLONG:
-    case MYSQL_TYPE_FLOAT:
-    case MYSQL_TYPE_DOUBLE:
-    case MYSQL_TYPE_NEWDECIMAL:
-    case MYSQL_TYPE_YEAR:
-    case MYSQL_TYPE_DATE:
-    case MYSQL_TYPE_NEWDATE:
-    case MYSQL_TYPE_TIME:
-    case MYSQL_TYPE_TIME2:
-    case MYSQL_TYPE_DATETIME:
-    case MYSQL_TYPE_DATETIME2:
-    case MYSQL_TYPE_TIMESTAMP:
-    case MYSQL_TYPE_TIMESTAMP2:
-    case MYSQL_TYPE_ENUM:
-    case MYSQL_TYPE_SET:
-    case MYSQL_TYPE_BIT:  // the odd bits' byte, then the whole bytes
-      c->length_bytes = 0;
-      c->skip_length = f->pack_length();
-      return true;
-    default:
-      return false;
-  }
-}
-
 // The null bit of `f` as a bit number of its record's null bitmap; -1 if NOT NULL.
 int32_t null_bit_number(const Field* f, const uchar* record) {
   if (!f->real_maybe_null()) return -1;
@@ -211,7 +167,7 @@ bool ha_tidesdb::columns_remapped(const TABLE* altered_table, const Alter_inplac
   for (uint i = 0; i < table->s->fields; i++) {
     if (kept[i] || !table->field[i]->stored_in_db()) continue;
     TableDef::SchemaVersion::Column c;
-    if (!packed_form(table->field[i], &c)) return false;
+    if (!packed_form(table->field[i], &c.length_bytes, &c.skip_length)) return false;
     for (const auto& columns : fk_columns)
       for (const std::string& name : columns)
         if (my_strcasecmp(system_charset_info, name.c_str(), table->field[i]->field_name.str) == 0)
@@ -248,7 +204,7 @@ TableDef ha_tidesdb::schema_with_remapped_columns(const TABLE* altered_table,
     TableDef::SchemaVersion::Column c;
     c.stored = remap[stored_index];
     c.null_bit = null_bit;
-    if (c.stored < 0) packed_form(table->field[stored_field[stored_index]], &c);
+    if (c.stored < 0) packed_form(table->field[stored_field[stored_index]], &c.length_bytes, &c.skip_length);
     return c;
   };
   for (TableDef::SchemaVersion& o : def.old_versions) {

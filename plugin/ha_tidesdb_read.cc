@@ -77,7 +77,14 @@ tidesdb::Status read_off_row_values(
 }
 
 int ha_tidesdb::decode_stored_row(uchar* buf, bool all) {
-  int error = decode_row(table, share_->def, row_value_, buf, &row_off_row_);
+  // A SELECT's row read without a lock fills only the columns the statement reads, as
+  // InnoDB's non-locking reads do. A locked row is about to be changed, deleted or compared
+  // whole; other statements (CHECKSUM TABLE, for one) read every column whatever read_set
+  // says.
+  const int command = thd_sql_command(ha_thd());
+  const bool partial = !all && !want_locking_read() && command == SQLCOM_SELECT;
+  int error = decode_row(table, share_->def, row_value_, buf, &row_off_row_,
+                         partial ? &column_skips_ : nullptr, table->read_set);
   if (error != 0) {
     sql_print_error("TidesDB: table %s: a stored row cannot be decoded (error %d)", share_->name.c_str(),
                     error);
@@ -93,7 +100,6 @@ int ha_tidesdb::decode_stored_row(uchar* buf, bool all) {
   // A writing statement reads every value (its update keeps the unchanged ones by id),
   // except DELETE, which needs only their ids; a reading one reads those of the columns
   // it uses (and of primary key columns: position()).
-  const int command = thd_sql_command(ha_thd());
   all = all || (want_locking_read() && command != SQLCOM_DELETE && command != SQLCOM_DELETE_MULTI);
   std::function<bool(uint)> wanted;
   if (!all)

@@ -3,6 +3,8 @@
 #include <field.h>
 #include <mysqld_error.h>
 
+#include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "coding.h"
@@ -69,6 +71,18 @@ void encode_row(TABLE* table, const uchar* record, uint32_t schema_version,
 
 namespace {
 
+// The size of a column's packed bytes at `from` (packed_form's description); 0 if they do
+// not fit before `end`.
+size_t packed_length(uint8_t length_bytes, uint32_t skip_length, const uchar* from, const uchar* end) {
+  const size_t available = static_cast<size_t>(end - from);
+  if (length_bytes == 0) return skip_length <= available ? skip_length : 0;
+  if (available < length_bytes) return 0;
+  size_t length = 0;
+  for (uint i = 0; i < length_bytes; i++) length |= static_cast<size_t>(from[i]) << (8 * i);
+  length += length_bytes;
+  return length <= available ? length : 0;
+}
+
 struct StoredRef {
   uint64_t position, id, length;
 };
@@ -126,14 +140,8 @@ int decode_mapped_row(TABLE* table, const TableDef& def, const TableDef::SchemaV
                          (bitmap[c.null_bit / 8] & (1u << (c.null_bit % 8))) != 0;
     if (c.stored < 0) {
       if (is_null) continue;
-      size_t length = c.skip_length;
-      if (c.length_bytes != 0) {
-        if (static_cast<size_t>(end - from) < c.length_bytes) return HA_ERR_CRASHED;
-        length = 0;
-        for (uint i = 0; i < c.length_bytes; i++) length |= static_cast<size_t>(from[i]) << (8 * i);
-        from += c.length_bytes;
-      }
-      if (static_cast<size_t>(end - from) < length) return HA_ERR_CRASHED;
+      const size_t length = packed_length(c.length_bytes, c.skip_length, from, end);
+      if (length == 0 && (c.length_bytes != 0 || c.skip_length != 0)) return HA_ERR_CRASHED;
       from += length;
       continue;
     }
@@ -183,8 +191,88 @@ bool off_row_ids(std::string_view value, std::vector<uint64_t>* ids) {
   return true;
 }
 
+bool packed_form(const Field* f, uint8_t* length_bytes, uint32_t* skip_length) {
+  *length_bytes = 0;
+  *skip_length = 0;
+  if (f->compression_method() != nullptr) return false;
+  if (const auto* blob = dynamic_cast<const Field_blob*>(f)) {
+    *length_bytes = static_cast<uint8_t>(blob->pack_length_no_ptr());
+    return true;
+  }
+  if (const auto* var = dynamic_cast<const Field_varstring*>(f)) {
+    *length_bytes = static_cast<uint8_t>(var->length_bytes);
+    return true;
+  }
+  switch (f->real_type()) {
+    case MYSQL_TYPE_STRING:  // CHAR: a length (2 bytes past 255), the value without its padding
+      *length_bytes = f->field_length > 255 ? 2 : 1;
+      return true;
+    case MYSQL_TYPE_TINY:
+    case MYSQL_TYPE_SHORT:
+    case MYSQL_TYPE_INT24:
+    case MYSQL_TYPE_LONG:
+    case MYSQL_TYPE_LONGLONG:
+    case MYSQL_TYPE_FLOAT:
+    case MYSQL_TYPE_DOUBLE:
+    case MYSQL_TYPE_NEWDECIMAL:
+    case MYSQL_TYPE_YEAR:
+    case MYSQL_TYPE_DATE:
+    case MYSQL_TYPE_NEWDATE:
+    case MYSQL_TYPE_TIME:
+    case MYSQL_TYPE_TIME2:
+    case MYSQL_TYPE_DATETIME:
+    case MYSQL_TYPE_DATETIME2:
+    case MYSQL_TYPE_TIMESTAMP:
+    case MYSQL_TYPE_TIMESTAMP2:
+    case MYSQL_TYPE_ENUM:
+    case MYSQL_TYPE_SET:
+    case MYSQL_TYPE_BIT:  // the odd bits' byte, then the whole bytes
+      *skip_length = f->pack_length();
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::vector<ColumnSkip> column_skips(TABLE* table) {
+  TABLE_SHARE* share = table->s;
+  std::vector<ColumnSkip> skips(share->fields);
+  // A row of the table's defaults, where a string column also takes a short value.
+  std::unique_ptr<uchar[]> row(new uchar[share->reclength]);
+  const my_ptrdiff_t diff = row.get() - table->record[0];
+  std::vector<uchar> packed;
+  // True if `rule` steps exactly over what Field::pack writes for f's value in `row`.
+  auto steps_over = [&](Field* f, const ColumnSkip& rule) {
+    packed.assign(f->pack_length() + f->max_data_length() + 16, 0);
+    const uchar* end = f->pack(packed.data(), row.get() + f->offset(table->record[0]));
+    const size_t length =
+        packed_length(rule.length_bytes, rule.skip_length, packed.data(), packed.data() + packed.size());
+    return length != 0 && length == static_cast<size_t>(end - packed.data());
+  };
+  for (uint i = 0; i < share->fields; i++) {
+    Field* f = table->field[i];
+    if (!f->stored_in_db() || (f->flags & (BLOB_FLAG | PRI_KEY_FLAG | PART_KEY_FLAG))) continue;
+    ColumnSkip rule;
+    if (!packed_form(f, &rule.length_bytes, &rule.skip_length)) continue;
+    memcpy(row.get(), share->default_values, share->reclength);
+    bool ok = steps_over(f, rule);
+    const size_t sample = std::min<size_t>(3, f->char_length());
+    if (ok && rule.length_bytes != 0 && sample > 0) {
+      f->move_field_offset(diff);
+      f->set_notnull();
+      f->store("abc", sample, &my_charset_latin1);
+      f->move_field_offset(-diff);
+      ok = steps_over(f, rule);
+    }
+    rule.skippable = ok;
+    skips[i] = rule;
+  }
+  return skips;
+}
+
 int decode_row(TABLE* table, const TableDef& def, std::string_view value, uchar* record,
-               std::vector<OffRowValue>* off_row) {
+               std::vector<OffRowValue>* off_row, const std::vector<ColumnSkip>* skips,
+               const MY_BITMAP* read_set) {
   TABLE_SHARE* share = table->s;
   off_row->clear();
   if (value.empty()) return HA_ERR_CRASHED;
@@ -269,6 +357,16 @@ int decode_row(TABLE* table, const TableDef& def, std::string_view value, uchar*
       continue;
     }
     stored_index++;
+    const uint index = static_cast<uint>(fp - table->field);
+    if (skips != nullptr && (*skips)[index].skippable && !bitmap_is_set(read_set, index)) {
+      if (diff != 0) f->move_field_offset(-diff);
+      if (is_null) continue;
+      const ColumnSkip& rule = (*skips)[index];
+      const size_t length = packed_length(rule.length_bytes, rule.skip_length, from, end);
+      if (length == 0) return HA_ERR_CRASHED;
+      from += length;
+      continue;
+    }
     if (is_null) {
       // A NULL column holds the field's empty value (spaces for CHAR, no BLOB pointer), as
       // the server leaves it when it sets NULL: whole-record comparisons then see no change.

@@ -56,8 +56,31 @@ void encode_row(TABLE* table, const uchar* record, uint32_t schema_version,
 // values def recorded for them. Returns 0, or HA_ERR_CRASHED for a malformed row and
 // HA_ERR_TIDESDB_REPORTED for a row of an unknown format version (the error, naming the
 // table and the version, is reported).
+//
+// With `skips` (from column_skips) and `read_set`, a column outside read_set that skips
+// says can be stepped over is not filled: its bytes in `record` are left as they were (the
+// server reads only read_set's columns of a row it did not lock). nullptr: every column.
+struct ColumnSkip;
 int decode_row(TABLE* table, const TableDef& def, std::string_view value, uchar* record,
-               std::vector<OffRowValue>* off_row);
+               std::vector<OffRowValue>* off_row, const std::vector<ColumnSkip>* skips = nullptr,
+               const MY_BITMAP* read_set = nullptr);
+
+// How a column's Field::pack() bytes are stepped over without unpacking them: a fixed
+// size (length_bytes 0), or a little-endian length of length_bytes bytes followed by that
+// many bytes. False if this engine does not know the column's packed form.
+bool packed_form(const Field* f, uint8_t* length_bytes, uint32_t* skip_length);
+
+// decode_row's rule for one column: `skippable` is false for a column always filled
+// (primary key and other key parts, BLOBs: their off-row references) or of unknown form.
+struct ColumnSkip {
+  bool skippable = false;
+  uint8_t length_bytes = 0;
+  uint32_t skip_length = 0;
+};
+
+// One entry per TABLE::field. Each rule is checked against the packed form of the
+// column's default value (and of a short string), and dropped if it disagrees.
+std::vector<ColumnSkip> column_skips(TABLE* table);
 
 // The ids of a stored row's off-row values (none for a version 1 row); false if the row
 // is malformed.
