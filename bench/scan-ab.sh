@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Usage: bench/scan-ab.sh BUILD_A BUILD_B [OUT_DIR]
+#
+# Two builds of the plugin (e.g. before and after a change of the read path) against each
+# other and against InnoDB on oltp_read_only's queries, one query type at a time, in the
+# cached regime (2 GiB caches, relaxed durability). The data is loaded once (TidesDB and
+# InnoDB, TABLES x ROWS) and every table optimized; then, ROUNDS times, the server is started with BUILD_A's plugin,
+# then with BUILD_B's, on the same datadir; each start warms both engines up (not measured)
+# and runs every label for SLICE seconds per engine, the engines alternating.
+#
+# Labels (LABELS): simple / sum / order / distinct (four of that range query per
+# transaction, 100 rows each), points (ten point selects), all (oltp_read_only's mix),
+# rN (four simple ranges of N rows: r1 and r1000 separate the per-query cost from the
+# per-row cost).
+#
+# Per slice: transactions per second and the server's CPU per transaction (utime + stime
+# of mariadbd over the slice, in ms), which moves less than throughput on a shared machine.
+# Output: OUT_DIR/scan-ab.csv (round,build,label,engine,tps,cpu_ms_per_txn) and the same
+# rows on stdout.
+#
+# Environment: TABLES [4], ROWS [100000], THREADS [2], SLICE seconds [8], ROUNDS [3],
+#   LABELS ["r1 r1000 simple points all"], PORT [3397].
+set -euo pipefail
+[ $# -ge 2 ] || {
+  echo "usage: $0 BUILD_A BUILD_B [OUT_DIR]" >&2
+  exit 2
+}
+A=$(cd "$1" && pwd)
+B=$(cd "$2" && pwd)
+OUT=${3:-$PWD/scan-ab-out}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+TABLES=${TABLES:-4} ROWS=${ROWS:-100000} THREADS=${THREADS:-2} SLICE=${SLICE:-8} ROUNDS=${ROUNDS:-3}
+LABELS=${LABELS:-r1 r1000 simple points all}
+PORT=${PORT:-3397}
+for build in "$A" "$B"; do
+  [ -f "$build/plugin/ha_tidesdb.so" ] || {
+    echo "scan-ab: $build/plugin/ha_tidesdb.so is missing" >&2
+    exit 2
+  }
+done
+BUILD=$B
+cd "$(dirname "$0")/.."
+. bench/private-server.sh
+
+sysbench_ro() { # engine time options... ; prints the transactions per second
+  local engine=$1 time=$2
+  shift 2
+  sysbench oltp_read_only --db-driver=mysql --mysql-socket="$SOCK" --mysql-user=root \
+    --mysql-db="sb_$engine" --tables="$TABLES" --table-size="$ROWS" --threads="$THREADS" \
+    --time="$time" "$@" run | awk '/transactions:/ {gsub(/\(/, "", $3); print $3}'
+}
+
+start_server 2G relaxed
+for engine in TidesDB InnoDB; do
+  sql "CREATE DATABASE sb_$engine"
+  sysbench oltp_read_only --db-driver=mysql --mysql-socket="$SOCK" --mysql-user=root \
+    --mysql-db="sb_$engine" --tables="$TABLES" --table-size="$ROWS" --threads=2 \
+    --mysql-storage-engine="$engine" prepare >/dev/null
+  # One sorted run per table (TidesDB), rebuilt tables (InnoDB): every start of either build
+  # then reads the same files, with no compaction left to run into a slice's CPU.
+  for t in $(seq 1 "$TABLES"); do sql "OPTIMIZE TABLE sb_$engine.sbtest$t" >/dev/null; done
+done
+stop_server
+
+none="--point_selects=0 --simple_ranges=0 --sum_ranges=0 --order_ranges=0 --distinct_ranges=0"
+echo "round,build,label,engine,tps,cpu_ms_per_txn" | tee "$OUT/scan-ab.csv"
+for round in $(seq 1 "$ROUNDS"); do
+  for build in A B; do
+    ln -sfn "${!build}/plugin/ha_tidesdb.so" "$PLUGINS/ha_tidesdb.so"
+    start_server 2G relaxed
+    sysbench_ro TidesDB 5 >/dev/null
+    sysbench_ro InnoDB 3 >/dev/null
+    for label in $LABELS; do
+      case $label in
+        simple | sum | order | distinct) options="$none --${label}_ranges=4" ;;
+        points) options="$none --point_selects=10" ;;
+        all) options="" ;;
+        r[0-9]*) options="$none --simple_ranges=4 --range_size=${label#r}" ;;
+        *)
+          echo "scan-ab: unknown label '$label'" >&2
+          exit 2
+          ;;
+      esac
+      for engine in TidesDB InnoDB; do
+        before=$(cpu_ticks)
+        # shellcheck disable=SC2086 # options is a list of flags
+        tps=$(sysbench_ro "$engine" "$SLICE" $options)
+        after=$(cpu_ticks)
+        cpu=$(awk -v t="$((after - before))" -v tps="$tps" -v s="$SLICE" -v hz="$(getconf CLK_TCK)" \
+          'BEGIN { printf "%.4f", t * 1000 / hz / (tps * s) }')
+        echo "$round,$build,$label,$engine,$tps,$cpu" | tee -a "$OUT/scan-ab.csv"
+      done
+    done
+    stop_server
+  done
+done
