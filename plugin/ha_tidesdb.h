@@ -281,6 +281,8 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   std::unique_ptr<uchar[]> scratch_record_;
   // decode_row's rules for stepping over columns a plain read does not need.
   std::vector<ColumnSkip> column_skips_;
+  // The primary key of the row the last write_row collided with (dup_ref), until the next.
+  std::string dup_pk_;
   TrxContext* trx_ = nullptr;
   thr_lock_type lock_type_ = TL_READ;
 

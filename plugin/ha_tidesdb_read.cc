@@ -329,7 +329,16 @@ int ha_tidesdb::rnd_pos(uchar* buf, uchar* pos) {
     pk.assign(reinterpret_cast<char*>(pos), 8);
   else
     pk.assign(reinterpret_cast<char*>(pos) + 2, uint2korr(pos));
-  return fetch_row(pk, buf);
+  int error = fetch_row(pk, buf);
+  // REPLACE / ON DUPLICATE KEY UPDATE reading the row its insert collided with: the check
+  // saw it (reading this transaction's own writes), so it is gone because another
+  // transaction committed its delete since (optimistic mode takes no lock): a conflict,
+  // which the client retries, not a missing row.
+  if (error == HA_ERR_KEY_NOT_FOUND && !dup_pk_.empty() && pk == dup_pk_)
+    error = report(tidesdb::Status::Busy("the row an insert collided with was deleted by a transaction that "
+                                         "committed since"),
+                   "read of a duplicate row");
+  return error;
 }
 
 // --- index reads -----------------------------------------------------------------------------

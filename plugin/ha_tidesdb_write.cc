@@ -96,12 +96,15 @@ int ha_tidesdb::check_unique(tidesdb::ColumnFamilyHandle* cf, const std::string&
   // HA_DUPLICATE_POS: REPLACE and ON DUPLICATE KEY UPDATE read the conflicting row by
   // dup_ref. A unique entry's value starts with the row's primary key.
   if (is_primary(errkey_index)) {
+    dup_pk_ = key;
     store_ref(dup_ref, key);
   } else {
     std::string_view value = existing;
     uint64_t length = 0;
-    if (get_varint(&value, &length) && length <= value.size())
-      store_ref(dup_ref, std::string(value.data(), length));
+    if (get_varint(&value, &length) && length <= value.size()) {
+      dup_pk_.assign(value.data(), length);
+      store_ref(dup_ref, dup_pk_);
+    }
   }
   return HA_ERR_FOUND_DUPP_KEY;
 }
@@ -285,6 +288,7 @@ int ha_tidesdb::stored_row(const std::string& pk, const std::string** value) {
 
 int ha_tidesdb::write_row(const uchar* buf) {
   THD* thd = ha_thd();
+  dup_pk_.clear();
   tidesdb::Transaction* t = txn();
   if (table->next_number_field != nullptr && buf == table->record[0]) {
     int error = update_auto_increment();
