@@ -7,6 +7,7 @@
 #include "db/compaction_picker.h"
 #include "db/db_impl.h"
 #include "db/db_iter.h"
+#include "db/level_iterator.h"
 #include "db/merging_iterator.h"
 #include "db/table_cache.h"
 #include "sst/table_reader.h"
@@ -227,19 +228,42 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options, Column
   std::vector<std::unique_ptr<InternalIterator>> children;
   children.push_back(state->view->mems->active->NewIterator(cf_id));
   for (const auto& mem : state->view->mems->immutables) children.push_back(mem->NewIterator(cf_id));
-  for (const auto& level : state->view->version->levels) {
-    for (const auto& f : level) {
+  const bool fill_cache = options.fill_cache;
+  const auto& levels = state->view->version->levels;
+  for (size_t level = 0; level < levels.size(); ++level) {
+    std::vector<const FileMetaData*> files;
+    for (const auto& f : levels[level]) {
       // Files wholly outside the bounds cannot contribute.
       if (dbo.lower_bound && ExtractUserKey(f->largest) < Slice(*dbo.lower_bound)) continue;
       if (dbo.upper_bound && ExtractUserKey(f->smallest) >= Slice(*dbo.upper_bound)) continue;
       if (f->smallest_seq > dbo.snapshot) continue;
+      files.push_back(f.get());
+    }
+    if (level > 0 && files.size() > 1) {
+      // Sorted, disjoint files: one child for the level, opening one file at a time (the
+      // Version the view holds keeps the files' metadata alive).
+      std::vector<LevelFile> bounds;
+      for (const FileMetaData* f : files) bounds.push_back(LevelFile{f->smallest, f->largest});
+      TableCache* cache = table_cache_.get();
+      children.push_back(NewLevelIterator(
+          std::move(bounds), [cache, files, fill_cache](size_t i, std::shared_ptr<void>* keepalive) {
+            std::shared_ptr<TableReader> table;
+            Status s = cache->GetTable(files[i]->file_number, files[i]->file_size, &table);
+            if (!s.ok()) return std::unique_ptr<InternalIterator>(NewEmptyInternalIterator(s));
+            std::unique_ptr<InternalIterator> it = table->NewIterator(fill_cache);
+            *keepalive = std::move(table);
+            return it;
+          }));
+      continue;
+    }
+    for (const FileMetaData* f : files) {
       std::shared_ptr<TableReader> table;
       Status s = table_cache_->GetTable(f->file_number, f->file_size, &table);
       if (!s.ok()) {
         children.emplace_back(NewEmptyInternalIterator(s));
         continue;
       }
-      children.push_back(table->NewIterator(options.fill_cache));
+      children.push_back(table->NewIterator(fill_cache));
       state->tables.push_back(std::move(table));
     }
   }

@@ -11,6 +11,7 @@
 
 #include "db/dbformat.h"
 #include "db/vector_iterator.h"
+#include "testutil/test_util.h"
 
 namespace tidesdb {
 
@@ -22,13 +23,6 @@ std::string IKey(Slice user_key, SequenceNumber seq, ValueType type = ValueType:
   std::string k;
   AppendInternalKey(&k, user_key, seq, type);
   return k;
-}
-
-uint64_t RandomSeed() {
-  const char* env = std::getenv("TIDESDB_TEST_SEED");
-  const uint64_t seed = env != nullptr ? std::strtoull(env, nullptr, 10) : std::random_device{}();
-  std::printf("seed %llu (replay with TIDESDB_TEST_SEED)\n", static_cast<unsigned long long>(seed));
-  return seed;
 }
 
 std::unique_ptr<InternalIterator> Merge(const std::vector<Entries>& children) {
@@ -331,7 +325,7 @@ TEST(MergingIterator, DirectionSwitchRepositionsEveryChild) {
 }
 
 TEST(MergingIterator, RandomizedAgainstOracle) {
-  std::mt19937_64 rng(RandomSeed());
+  std::mt19937_64 rng(test::SeedFromEnv("TIDESDB_TEST_SEED"));
   int ops_total = 0;
   for (int round = 0; round < 150; ++round) {
     const std::vector<Entries> children = RandomChildren(rng);

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <random>
 
+#include "testutil/test_util.h"
 #include "util/coding.h"
 
 namespace tidesdb {
@@ -129,13 +130,6 @@ std::string Encode(const VersionEdit& e) {
   std::string s;
   e.EncodeTo(&s);
   return s;
-}
-
-uint64_t RandomSeed() {
-  const char* env = std::getenv("TIDESDB_TEST_SEED");
-  const uint64_t seed = env != nullptr ? std::strtoull(env, nullptr, 10) : std::random_device{}();
-  std::printf("seed %llu (replay with TIDESDB_TEST_SEED)\n", static_cast<unsigned long long>(seed));
-  return seed;
 }
 
 }  // namespace
@@ -416,7 +410,7 @@ TEST(ColumnFamilyOptionsEncoding, RoundTripAndDefaults) {
 }
 
 TEST(VersionEdit, RandomGarbageNeverCrashes) {
-  std::mt19937_64 rng(RandomSeed());
+  std::mt19937_64 rng(test::SeedFromEnv("TIDESDB_TEST_SEED"));
   const std::string valid = Encode(FullEdit());
   int accepted = 0;
   for (int iter = 0; iter < 20000; ++iter) {

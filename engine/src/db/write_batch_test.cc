@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "testutil/test_util.h"
 #include "tidesdb/db.h"
 #include "util/coding.h"
 
@@ -91,12 +92,6 @@ void BuildMixedBatch(std::mt19937_64& rng, int n, WriteBatch* batch, std::vector
 }
 
 // A fresh seed each run, printed so a failure can be replayed with TIDESDB_TEST_SEED=<seed>.
-uint64_t RandomSeed() {
-  const char* env = std::getenv("TIDESDB_TEST_SEED");
-  const uint64_t seed = env != nullptr ? std::strtoull(env, nullptr, 10) : std::random_device{}();
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
-  return seed;
-}
 
 }  // namespace
 
@@ -145,7 +140,7 @@ TEST(WriteBatch, HandleOverloadsUseCfId) {
 }
 
 TEST(WriteBatch, RoundTripManyEntriesAcrossColumnFamilies) {
-  std::mt19937_64 rng(RandomSeed());
+  std::mt19937_64 rng(test::SeedFromEnv("TIDESDB_TEST_SEED"));
   WriteBatch b;
   std::vector<Entry> expected;
   BuildMixedBatch(rng, 5000, &b, &expected);
@@ -197,7 +192,7 @@ TEST(WriteBatch, HandlerErrorStopsIteration) {
 }
 
 TEST(WriteBatch, EveryTruncationIsRejected) {
-  std::mt19937_64 rng(RandomSeed());
+  std::mt19937_64 rng(test::SeedFromEnv("TIDESDB_TEST_SEED"));
   WriteBatch b;
   std::vector<Entry> expected;
   BuildMixedBatch(rng, 200, &b, &expected);
@@ -265,7 +260,7 @@ TEST(WriteBatch, MalformedBatchesAreRejected) {
 }
 
 TEST(WriteBatch, RandomGarbageNeverCrashes) {
-  std::mt19937_64 rng(RandomSeed());
+  std::mt19937_64 rng(test::SeedFromEnv("TIDESDB_TEST_SEED"));
   WriteBatch valid;
   std::vector<Entry> expected;
   BuildMixedBatch(rng, 50, &valid, &expected);
