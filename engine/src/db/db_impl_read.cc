@@ -226,8 +226,14 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options, Column
   dbo.fetch = MakeValueFetcher(options.fill_cache);
 
   std::vector<std::unique_ptr<InternalIterator>> children;
-  children.push_back(state->view->mems->active->NewIterator(cf_id));
-  for (const auto& mem : state->view->mems->immutables) children.push_back(mem->NewIterator(cf_id));
+  // A memtable holding nothing of this CF (unified memtables filled by other tables'
+  // writes) is no child: every seek would search its skip list for nothing. Entries the
+  // CF gets later are newer than the snapshot (a writer counts its entries before it
+  // publishes their sequence), so the iterator could never show them anyway.
+  if (state->view->mems->active->NumEntries(cf_id) > 0)
+    children.push_back(state->view->mems->active->NewIterator(cf_id));
+  for (const auto& mem : state->view->mems->immutables)
+    if (mem->NumEntries(cf_id) > 0) children.push_back(mem->NewIterator(cf_id));
   const bool fill_cache = options.fill_cache;
   const auto& levels = state->view->version->levels;
   for (size_t level = 0; level < levels.size(); ++level) {
@@ -281,6 +287,7 @@ RangeEstimate DBImpl::EstimateRange(ColumnFamilyHandle* cf, const Range& range) 
   // Memtables: the skip list counts a big range on a sparse level, so the cost does not
   // grow with the range and other CFs' entries (unified mode) never count.
   auto add_memtable = [&](const MemTable& mem) {
+    if (mem.NumEntries(cf_id) == 0) return;
     const MemTable::RangeSize r = mem.ApproximateRangeSize(cf_id, range.start, range.limit);
     est.keys += r.entries;
     est.bytes += r.bytes;
@@ -315,8 +322,10 @@ RangeEstimate DBImpl::EstimateRange(ColumnFamilyHandle* cf, const Range& range) 
       // Past the last entry ApproximateOffsetOf is the file size; the metadata blocks
       // after the data hold no entries.
       const uint64_t data = table->properties().data_size;
-      const uint64_t begin = std::min(table->ApproximateOffsetOf(start_key), data);
-      const uint64_t end = range.limit.empty() ? data : std::min(table->ApproximateOffsetOf(limit_key), data);
+      uint64_t begin = 0, end = 0;
+      table->ApproximateRange(start_key, limit_key, &begin, &end);
+      begin = std::min(begin, data);
+      end = std::min(end, data);
       const uint64_t bytes = end > begin ? end - begin : 0;
       const double share = data > 0 ? static_cast<double>(bytes) / static_cast<double>(data) : 0;
       // The values the file points to in value logs are the CF's bytes too (for a table of

@@ -241,6 +241,50 @@ TEST_P(DBTest, IteratorsMergeMemtablesAndSSTablesBothWays) {
   EXPECT_EQ(std::string(it->key()), std::prev(model.upper_bound("key130"))->first);
 }
 
+TEST_P(DBTest, IteratorsAndEstimatesOfACfTheMemtablesHoldNothingOf) {
+  // In unified mode b's writes fill the memtable that a's iterators and estimates look at
+  // (and skip, holding nothing of a); a's entries are all in SSTables until it is written.
+  ColumnFamilyHandle* a;
+  ColumnFamilyHandle* b;
+  ASSERT_TRUE(db_->CreateColumnFamily(ColumnFamilyOptions(), "a", &a).ok());
+  ASSERT_TRUE(db_->CreateColumnFamily(ColumnFamilyOptions(), "b", &b).ok());
+  for (int i = 0; i < 20; ++i)
+    ASSERT_TRUE(db_->Put(WriteOptions(), a, "k" + std::to_string(10 + i), "a").ok());
+  ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  for (int i = 0; i < 50; ++i)
+    ASSERT_TRUE(db_->Put(WriteOptions(), b, "k" + std::to_string(10 + i), "b").ok());
+  std::string expected;
+  for (int i = 0; i < 20; ++i) expected += "k" + std::to_string(10 + i) + "=a,";
+  EXPECT_EQ(Scan(a), expected);
+  EXPECT_EQ(db_->EstimateRange(a, Range{"k10", "k20"}).keys, 10u);
+  EXPECT_EQ(db_->EstimateRange(b, Range{"k10", "k20"}).keys, 10u);
+
+  // An iterator made now does not see a's first memtable entries (newer than its
+  // snapshot); one made after them does, and so does the estimate.
+  auto before = db_->NewIterator(ReadOptions(), a);
+  ASSERT_TRUE(db_->Put(WriteOptions(), a, "k15", "new").ok());
+  ASSERT_TRUE(db_->Put(WriteOptions(), a, "k155", "new").ok());
+  ASSERT_TRUE(db_->Delete(WriteOptions(), a, "k16").ok());
+  before->Seek("k15");
+  ASSERT_TRUE(before->Valid());
+  EXPECT_EQ(std::string(before->value()), "a");
+  before->Next();
+  ASSERT_TRUE(before->Valid());
+  EXPECT_EQ(std::string(before->key()), "k16");
+  auto after = db_->NewIterator(ReadOptions(), a);
+  after->Seek("k15");
+  ASSERT_TRUE(after->Valid());
+  EXPECT_EQ(std::string(after->value()), "new");
+  after->Next();
+  ASSERT_TRUE(after->Valid());
+  EXPECT_EQ(std::string(after->key()), "k155");
+  after->Next();
+  ASSERT_TRUE(after->Valid());
+  EXPECT_EQ(std::string(after->key()), "k17");
+  // 10 in the SSTable and the 3 memtable entries (the estimate counts every version).
+  EXPECT_EQ(db_->EstimateRange(a, Range{"k10", "k20"}).keys, 13u);
+}
+
 TEST_P(DBTest, IteratorBounds) {
   for (char c = 'a'; c <= 'h'; ++c) Put(std::string(1, c), std::string(1, c));
   ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());

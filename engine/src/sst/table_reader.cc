@@ -254,20 +254,54 @@ Status TableReader::FindDataBlock(Slice target, uint32_t* index, BlockHandle* ha
   return Status::OK();
 }
 
+bool TableReader::BlockBounds(uint32_t index, Slice* lower, Slice* upper) const {
+  // The block holds the keys after the previous block's index key (or from the table's
+  // smallest key) up to its own index key.
+  Slice unused;
+  if (!index_block_->RestartEntry(index, upper, &unused)) return false;
+  if (index == 0 || !index_block_->RestartEntry(index - 1, lower, &unused)) *lower = props_.smallest_key;
+  return true;
+}
+
+uint64_t TableReader::OffsetInBlock(const BlockHandle& handle, Slice lower, Slice upper,
+                                    Slice internal_key) const {
+  // Place the key by where it falls between the block's bounds.
+  const double fraction =
+      KeyFraction(ExtractUserKey(lower), ExtractUserKey(upper), ExtractUserKey(internal_key));
+  return handle.offset() +
+         static_cast<uint64_t>(fraction * static_cast<double>(handle.size() + kBlockTrailerSize));
+}
+
 uint64_t TableReader::ApproximateOffsetOf(Slice internal_key) const {
   if (internal_key.size() < 8) return 0;
   uint32_t index;
   BlockHandle handle;
   if (!FindDataBlock(internal_key, &index, &handle).ok() || index == kPastLastBlock) return file_size_;
-  // The block holds the keys after the previous block's index key (or from the table's
-  // smallest key) up to its own index key: place the key by where it falls between them.
-  Slice upper, lower, unused;
-  if (!index_block_->RestartEntry(index, &upper, &unused)) return file_size_;
-  if (index == 0 || !index_block_->RestartEntry(index - 1, &lower, &unused)) lower = props_.smallest_key;
-  const double fraction =
-      KeyFraction(ExtractUserKey(lower), ExtractUserKey(upper), ExtractUserKey(internal_key));
-  return handle.offset() +
-         static_cast<uint64_t>(fraction * static_cast<double>(handle.size() + kBlockTrailerSize));
+  Slice lower, upper;
+  if (!BlockBounds(index, &lower, &upper)) return file_size_;
+  return OffsetInBlock(handle, lower, upper, internal_key);
+}
+
+void TableReader::ApproximateRange(Slice start, Slice limit, uint64_t* begin, uint64_t* end) const {
+  uint32_t index = kPastLastBlock;
+  BlockHandle handle;
+  Slice lower, upper;
+  const bool found = start.size() >= 8 && FindDataBlock(start, &index, &handle).ok() &&
+                     index != kPastLastBlock && BlockBounds(index, &lower, &upper);
+  if (start.size() < 8) {
+    *begin = 0;
+  } else {
+    *begin = found ? OffsetInBlock(handle, lower, upper, start) : file_size_;
+  }
+  if (limit.empty()) {
+    *end = file_size_;
+  } else if (found && limit.size() >= 8 && CompareInternalKey(limit, upper) <= 0) {
+    // FindDataBlock picks the first block whose index key is >= the key: a limit not
+    // past the start block's index key falls in that block too.
+    *end = OffsetInBlock(handle, lower, upper, limit);
+  } else {
+    *end = ApproximateOffsetOf(limit);
+  }
 }
 
 // Two-level iteration: the index iterator picks a data block, a block iterator

@@ -58,6 +58,10 @@ class TableReader {
   // and the previous block's) interpolated as numbers; the file size when the key is past
   // the last entry. Non-decreasing in the key; reads nothing (the index is in memory).
   uint64_t ApproximateOffsetOf(Slice internal_key) const;
+  // ApproximateOffsetOf(start) and ApproximateOffsetOf(limit) (empty limit: the file size),
+  // with one index search when both keys fall in the same data block (a range of a few
+  // keys: the optimizer's estimates). Requires start <= limit.
+  void ApproximateRange(Slice start, Slice limit, uint64_t* begin, uint64_t* end) const;
 
  private:
   class TableIterator;
@@ -70,6 +74,11 @@ class TableReader {
   // handle, or kPastLastBlock if every key in the file is smaller.
   static constexpr uint32_t kPastLastBlock = UINT32_MAX;
   Status FindDataBlock(Slice target, uint32_t* index, BlockHandle* handle) const;
+  // The bounds of data block `index` (the previous block's index key, or the table's
+  // smallest key, and its own), as ApproximateOffsetOf interpolates between them.
+  bool BlockBounds(uint32_t index, Slice* lower, Slice* upper) const;
+  // The offset of `internal_key` inside block `index` (at `handle`, between lower and upper).
+  uint64_t OffsetInBlock(const BlockHandle& handle, Slice lower, Slice upper, Slice internal_key) const;
   // The decoded data block at handle, from the cache or the file.
   Status GetDataBlock(const BlockHandle& handle, bool fill_cache, std::shared_ptr<const Block>* block) const;
 

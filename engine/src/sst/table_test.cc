@@ -18,6 +18,7 @@
 #include "sst/table_builder.h"
 #include "sst/table_reader.h"
 #include "sst/value_log.h"
+#include "testutil/test_util.h"
 #include "tidesdb/env.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
@@ -408,6 +409,31 @@ TEST(TableTest, CompressionSavesSpaceOnlyWhenWorthIt) {
 // the data between two keys follows the share of the entries even for ranges much smaller
 // than a block (range estimates for query planning), for decimal text keys and for
 // big-endian binary keys alike. Offsets never decrease, whatever bytes a probe holds.
+TEST(TableTest, ApproximateRangeMatchesTheOffsetsOfItsBounds) {
+  std::vector<Entry> entries;
+  for (int i = 0; i < 5000; ++i) {
+    entries.emplace_back(IKey(UserKey(i * 3), 100 + i, ValueType::kValue), std::string(60, 'v'));
+  }
+  const BuiltTable t = BuildTable(ColumnFamilyOptions(), entries);
+  std::unique_ptr<TableReader> reader;
+  ASSERT_TRUE(OpenTable(t.contents, nullptr, &reader).ok());
+  std::mt19937_64 rng(test::SeedFromEnv("TIDESDB_TEST_SEED"));
+  // Bounds before, inside and past the file, a few keys apart (one block) or far apart;
+  // the empty limit means the end of the file, a bound shorter than a trailer the start.
+  auto bound = [&](int k) { return k < 0 ? std::string() : SeekKey(UserKey(k)); };
+  for (int round = 0; round < 5000; ++round) {
+    const int from = static_cast<int>(rng() % 16000) - 200;
+    const int width = round % 3 == 0 ? static_cast<int>(rng() % 10) : static_cast<int>(rng() % 16000);
+    const std::string start = from < 0 && round % 2 ? std::string("x") : bound(from);
+    const std::string limit = round % 11 == 0 ? std::string() : bound(std::max(from, 0) + width);
+    uint64_t begin = 0, end = 0;
+    reader->ApproximateRange(start, limit, &begin, &end);
+    EXPECT_EQ(reader->ApproximateOffsetOf(start), begin) << from << " +" << width;
+    EXPECT_EQ(limit.empty() ? t.contents.size() : reader->ApproximateOffsetOf(limit), end)
+        << from << " +" << width;
+  }
+}
+
 TEST(TableTest, ApproximateOffsetsFollowTheEntriesInsideBlocks) {
   for (bool binary : {false, true}) {
     SCOPED_TRACE(binary ? "binary keys" : "text keys");
