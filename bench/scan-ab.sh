@@ -2,16 +2,20 @@
 # Usage: bench/scan-ab.sh BUILD_A BUILD_B [OUT_DIR]
 #
 # Two builds of the plugin (e.g. before and after a change of the read path) against each
-# other and against InnoDB on oltp_read_only's queries, one query type at a time, in the
-# cached regime (2 GiB caches, relaxed durability). The data is loaded once (TidesDB and
-# InnoDB, TABLES x ROWS) and every table optimized; then, ROUNDS times, the server is started with BUILD_A's plugin,
-# then with BUILD_B's, on the same datadir; each start warms both engines up (not measured)
-# and runs every label for SLICE seconds per engine, the engines alternating.
+# other and against InnoDB on oltp_read_only's queries, one query type at a time, by
+# default in the cached regime (2 GiB caches, relaxed durability). The data is loaded once
+# (TidesDB and InnoDB, TABLES x ROWS) and every table optimized; then, ROUNDS times, the
+# server is started with BUILD_A's plugin, then with BUILD_B's, on the same datadir; each
+# start warms both engines up (not measured) and runs every label for SLICE seconds per
+# engine, the engines alternating.
 #
 # Labels (LABELS): simple / sum / order / distinct (four of that range query per
 # transaction, 100 rows each), points (ten point selects), all (oltp_read_only's mix),
 # rN (four simple ranges of N rows: r1 and r1000 separate the per-query cost from the
-# per-row cost).
+# per-row cost), rpoints / rranges (sysbench's select_random_points: ten secondary-key
+# values by IN, rows read by primary key; select_random_ranges: COUNT over ten 5-value
+# ranges of the secondary key, index only), or any sysbench OLTP workload by its name
+# (oltp_update_index, ...: the writes change both engines' data alike).
 #
 # Per slice: transactions per second and the server's CPU per transaction (utime + stime
 # of mariadbd over the slice, in ms), which moves less than throughput on a shared machine.
@@ -19,7 +23,9 @@
 # rows on stdout.
 #
 # Environment: TABLES [4], ROWS [100000], THREADS [2], SLICE seconds [8], ROUNDS [3],
-#   LABELS ["r1 r1000 simple points all"], PORT [3397].
+#   LABELS ["r1 r1000 simple points all"], PORT [3397], CACHE [2G] (every engine's cache:
+#   64M for data several times the caches), OPTIMIZE [1] (0: the tables stay as loaded, and
+#   write workloads among the labels churn them between the reads).
 set -euo pipefail
 [ $# -ge 2 ] || {
   echo "usage: $0 BUILD_A BUILD_B [OUT_DIR]" >&2
@@ -31,6 +37,7 @@ OUT=${3:-$PWD/scan-ab-out}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 TABLES=${TABLES:-4} ROWS=${ROWS:-100000} THREADS=${THREADS:-2} SLICE=${SLICE:-8} ROUNDS=${ROUNDS:-3}
+CACHE=${CACHE:-2G} OPTIMIZE=${OPTIMIZE:-1}
 LABELS=${LABELS:-r1 r1000 simple points all}
 PORT=${PORT:-3397}
 for build in "$A" "$B"; do
@@ -43,15 +50,16 @@ BUILD=$B
 cd "$(dirname "$0")/.."
 . bench/private-server.sh
 
-sysbench_ro() { # engine time options... ; prints the transactions per second
-  local engine=$1 time=$2
+sysbench_ro() { # engine time [workload] options... ; prints the transactions per second
+  local engine=$1 time=$2 workload=oltp_read_only
   shift 2
-  sysbench oltp_read_only --db-driver=mysql --mysql-socket="$SOCK" --mysql-user=root \
+  case ${1:-} in select_random_* | oltp_*) workload=$1 && shift ;; esac
+  sysbench "$workload" --db-driver=mysql --mysql-socket="$SOCK" --mysql-user=root \
     --mysql-db="sb_$engine" --tables="$TABLES" --table-size="$ROWS" --threads="$THREADS" \
-    --time="$time" "$@" run | awk '/transactions:/ {gsub(/\(/, "", $3); print $3}'
+    --time="$time" --mysql-ignore-errors=1213,1205,1020 "$@" run | awk '/transactions:/ {gsub(/\(/, "", $3); print $3}'
 }
 
-start_server 2G relaxed
+start_server "$CACHE" relaxed
 for engine in TidesDB InnoDB; do
   sql "CREATE DATABASE sb_$engine"
   sysbench oltp_read_only --db-driver=mysql --mysql-socket="$SOCK" --mysql-user=root \
@@ -59,7 +67,9 @@ for engine in TidesDB InnoDB; do
     --mysql-storage-engine="$engine" prepare >/dev/null
   # One sorted run per table (TidesDB), rebuilt tables (InnoDB): every start of either build
   # then reads the same files, with no compaction left to run into a slice's CPU.
-  for t in $(seq 1 "$TABLES"); do sql "OPTIMIZE TABLE sb_$engine.sbtest$t" >/dev/null; done
+  if [ "$OPTIMIZE" = 1 ]; then
+    for t in $(seq 1 "$TABLES"); do sql "OPTIMIZE TABLE sb_$engine.sbtest$t" >/dev/null; done
+  fi
 done
 stop_server
 
@@ -68,7 +78,7 @@ echo "round,build,label,engine,tps,cpu_ms_per_txn" | tee "$OUT/scan-ab.csv"
 for round in $(seq 1 "$ROUNDS"); do
   for build in A B; do
     ln -sfn "${!build}/plugin/ha_tidesdb.so" "$PLUGINS/ha_tidesdb.so"
-    start_server 2G relaxed
+    start_server "$CACHE" relaxed
     sysbench_ro TidesDB 5 >/dev/null
     sysbench_ro InnoDB 3 >/dev/null
     for label in $LABELS; do
@@ -77,6 +87,9 @@ for round in $(seq 1 "$ROUNDS"); do
         points) options="$none --point_selects=10" ;;
         all) options="" ;;
         r[0-9]*) options="$none --simple_ranges=4 --range_size=${label#r}" ;;
+        rpoints) options="select_random_points" ;;
+        rranges) options="select_random_ranges" ;;
+        oltp_* | select_random_*) options="$label" ;;
         *)
           echo "scan-ab: unknown label '$label'" >&2
           exit 2
