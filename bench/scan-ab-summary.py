@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Summarizes bench/scan-ab.sh's CSV: per label and build, TidesDB's throughput and CPU per
 transaction as ratios to InnoDB's in the same round (mean, min..max over rounds), and
-build B's TidesDB CPU per transaction against build A's (mean of the rounds' means).
+each later build's TidesDB CPU per transaction against build A's (mean of the rounds'
+means).
 
 Usage: bench/scan-ab-summary.py OUT_DIR/scan-ab.csv > OUT_DIR/scan-ab-summary.md
 """
@@ -17,18 +18,20 @@ def spread(values):
 
 def main(path):
     rows = defaultdict(dict)  # (round, build, label) -> engine -> (tps, cpu)
-    labels = []
+    labels, builds = [], []
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
             key = (r["round"], r["build"], r["label"])
             rows[key][r["engine"]] = (float(r["tps"]), float(r["cpu_ms_per_txn"]))
             if r["label"] not in labels:
                 labels.append(r["label"])
+            if r["build"] not in builds:
+                builds.append(r["build"])
     print("| label | build | TidesDB/InnoDB tps | TidesDB/InnoDB CPU per txn | TidesDB CPU ms/txn |")
     print("|---|---|---|---|---|")
     cpu_by = defaultdict(list)
     for label in labels:
-        for build in ("A", "B"):
+        for build in builds:
             tps, cpu, own = [], [], []
             for (rnd, b, lab), engines in sorted(rows.items()):
                 if b != build or lab != label or len(engines) < 2:
@@ -42,12 +45,18 @@ def main(path):
             cpu_by[(label, build)] = own
             print(f"| {label} | {build} | {spread(tps)} | {spread(cpu)} | {spread(own)} |")
     print()
-    print("| label | TidesDB CPU per txn, B / A |")
-    print("|---|---|")
+    later = builds[1:]
+    print("| label | " + " | ".join(f"TidesDB CPU per txn, {b} / A" for b in later) + " |")
+    print("|---|" + "---|" * len(later))
     for label in labels:
-        a, b = cpu_by.get((label, "A")), cpu_by.get((label, "B"))
-        if a and b:
-            print(f"| {label} | {statistics.mean(b) / statistics.mean(a):.2f} |")
+        a = cpu_by.get((label, "A"))
+        if not a:
+            continue
+        cells = []
+        for b in later:
+            own = cpu_by.get((label, b))
+            cells.append(f"{statistics.mean(own) / statistics.mean(a):.2f}" if own else "-")
+        print(f"| {label} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Usage: bench/scan-ab.sh BUILD_A BUILD_B [OUT_DIR]
+# Usage: bench/scan-ab.sh BUILD_A BUILD_B [BUILD_C ...] [OUT_DIR]
 #
-# Two builds of the plugin (e.g. before and after a change of the read path) against each
-# other and against InnoDB on oltp_read_only's queries, one query type at a time, by
+# Two or more builds of the plugin (e.g. before and after a change of the read path; each a
+# build directory holding plugin/ha_tidesdb.so, named A, B, C... in that order; a last
+# argument without a plugin is OUT_DIR) against each other and against InnoDB on
+# oltp_read_only's queries, one query type at a time, by
 # default in the cached regime (2 GiB caches, relaxed durability). The data is loaded once
 # (TidesDB and InnoDB, TABLES x ROWS) and every table optimized; then, ROUNDS times, the
-# server is started with BUILD_A's plugin, then with BUILD_B's, on the same datadir; each
+# server is started with BUILD_A's plugin, then with BUILD_B's (and so on), on the same datadir; each
 # start warms both engines up (not measured) and runs every label for SLICE seconds per
 # engine, the engines alternating.
 #
@@ -27,26 +29,33 @@
 #   64M for data several times the caches), OPTIMIZE [1] (0: the tables stay as loaded, and
 #   write workloads among the labels churn them between the reads).
 set -euo pipefail
-[ $# -ge 2 ] || {
-  echo "usage: $0 BUILD_A BUILD_B [OUT_DIR]" >&2
+usage() {
+  echo "usage: $0 BUILD_A BUILD_B [BUILD_C ...] [OUT_DIR]" >&2
   exit 2
 }
-A=$(cd "$1" && pwd)
-B=$(cd "$2" && pwd)
-OUT=${3:-$PWD/scan-ab-out}
+BUILDS=()
+OUT=$PWD/scan-ab-out
+while [ $# -gt 0 ]; do
+  if [ -f "$1/plugin/ha_tidesdb.so" ]; then
+    BUILDS+=("$(cd "$1" && pwd)")
+  elif [ $# -eq 1 ]; then
+    OUT=$1
+  else
+    echo "scan-ab: $1/plugin/ha_tidesdb.so is missing" >&2
+    exit 2
+  fi
+  shift
+done
+[ ${#BUILDS[@]} -ge 2 ] || usage
+NAMES=(A B C D E F G H)
+[ ${#BUILDS[@]} -le ${#NAMES[@]} ] || usage
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 TABLES=${TABLES:-4} ROWS=${ROWS:-100000} THREADS=${THREADS:-2} SLICE=${SLICE:-8} ROUNDS=${ROUNDS:-3}
 CACHE=${CACHE:-2G} OPTIMIZE=${OPTIMIZE:-1}
 LABELS=${LABELS:-r1 r1000 simple points all}
 PORT=${PORT:-3397}
-for build in "$A" "$B"; do
-  [ -f "$build/plugin/ha_tidesdb.so" ] || {
-    echo "scan-ab: $build/plugin/ha_tidesdb.so is missing" >&2
-    exit 2
-  }
-done
-BUILD=$B
+BUILD=${BUILDS[1]}
 cd "$(dirname "$0")/.."
 . bench/private-server.sh
 
@@ -76,8 +85,9 @@ stop_server
 none="--point_selects=0 --simple_ranges=0 --sum_ranges=0 --order_ranges=0 --distinct_ranges=0"
 echo "round,build,label,engine,tps,cpu_ms_per_txn" | tee "$OUT/scan-ab.csv"
 for round in $(seq 1 "$ROUNDS"); do
-  for build in A B; do
-    ln -sfn "${!build}/plugin/ha_tidesdb.so" "$PLUGINS/ha_tidesdb.so"
+  for index in "${!BUILDS[@]}"; do
+    build=${NAMES[$index]}
+    ln -sfn "${BUILDS[$index]}/plugin/ha_tidesdb.so" "$PLUGINS/ha_tidesdb.so"
     start_server "$CACHE" relaxed
     sysbench_ro TidesDB 5 >/dev/null
     sysbench_ro InnoDB 3 >/dev/null
