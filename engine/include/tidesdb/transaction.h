@@ -76,6 +76,15 @@ struct TransactionOptions {
   // with Status::NotSupported and is not applied; the transaction stays active (roll it
   // back, or to a savepoint). A transaction is never committed piecemeal.
   size_t max_write_set_bytes = 0;
+  // Pessimistic mode at kRepeatableRead and kSnapshot: locking reads (GetForUpdate,
+  // GetForShare) read the latest committed value, which their lock then holds still, and
+  // neither they nor writes fail because the key was committed after the snapshot. Plain
+  // reads and iterators keep the snapshot. This is InnoDB's REPEATABLE READ: a write
+  // computed from a locking read applies to the latest committed row, where first
+  // committer wins would make it fail and retry (the hot rows of a TPC-C mix); a write
+  // computed from a plain read can overwrite a commit the snapshot did not see (a lost
+  // update, as in InnoDB). Ignored in optimistic mode and at the other levels.
+  bool locking_reads_latest = false;
   // Take the read snapshot at BeginTransaction instead of at the first operation
   // (START TRANSACTION WITH CONSISTENT SNAPSHOT). Levels kRepeatableRead and above.
   bool snapshot_at_begin = false;

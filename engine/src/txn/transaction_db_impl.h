@@ -194,6 +194,11 @@ class TransactionImpl final : public Transaction {
   bool ReadsSnapshot() const { return options_.isolation >= IsolationLevel::kRepeatableRead; }
   bool Serializable() const { return options_.isolation == IsolationLevel::kSerializable; }
   bool Pessimistic() const { return options_.mode == ConcurrencyMode::kPessimistic; }
+  // TransactionOptions::locking_reads_latest in effect: locking reads and writes act on the
+  // latest committed state, without the snapshot check.
+  bool LocksLatest() const {
+    return Pessimistic() && options_.locking_reads_latest && ReadsSnapshot() && !Serializable();
+  }
   Status CheckActive() const;
   void EnsureSnapshot();
   // Pessimistic: lock (cf, key) in mode and, above read committed, check that nobody

@@ -134,6 +134,8 @@ Status TransactionImpl::LockKey(uint32_t cf_id, Slice key, LockMode mode) {
   if (ReadsSnapshot()) {
     // Taken after the first lock, so that the first key cannot conflict.
     EnsureSnapshot();
+    // Locking reads and writes on the latest state: nothing to check (the lock holds it).
+    if (LocksLatest()) return Status::OK();
     // The lock keeps new commits of the key out; one that landed after the snapshot
     // would be a lost update (writes) or a value the snapshot cannot see (serializable
     // reads).
@@ -226,7 +228,10 @@ Status TransactionImpl::GetLocked(ColumnFamilyHandle* cf, Slice key, std::string
   }
   ReadOptions ro;
   SequenceNumber read_seq = 0;
-  if (ReadsSnapshot()) {
+  if (LocksLatest()) {
+    // The latest committed value, which the lock taken above holds still (ro.snapshot
+    // stays null; the transaction's snapshot was taken by LockKey for its plain reads).
+  } else if (ReadsSnapshot()) {
     EnsureSnapshot();
     ro.snapshot = snapshot_;
     read_seq = snapshot_->sequence();
