@@ -191,6 +191,12 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   bool reposition();
   // Delivers the entry the iterator is at (or END_OF_FILE / the error).
   int deliver_from_iterator(uchar* buf, bool forward);
+  // Whether `record` (a row of this table, primary key row_pk_) has `entry_key` as its
+  // entry in secondary index `index`. A row locked at its latest commit
+  // (tidesdb_locking_reads_latest) through an entry a snapshot iterator found may have
+  // moved away from that entry since: the statement then skips it, as a scan of the
+  // latest index would.
+  bool row_has_index_entry(uint index, std::string_view entry_key, const uchar* record);
   // Reads the row of primary key `pk` into buf (locking read when the statement asks).
   int fetch_row(const std::string& pk, uchar* buf);
   int decode_current_row(uchar* buf);

@@ -111,9 +111,15 @@ int ha_tidesdb::decode_stored_row(uchar* buf, bool all) {
         if (pk.key_part[i].fieldnr == field + 1) return true;
       return false;
     };
+  // A row locked at its latest commit (tidesdb_locking_reads_latest) may be newer than
+  // the snapshot, and so may its values: read them where the row was read. Only the row's
+  // writers write them, and they hold its lock: the shared locks taken here wait for no one.
+  const bool latest = row_locked_ && trx_->locks_latest;
   tidesdb::Status s = read_off_row_values(
-      [&](const std::string& key, std::string* out) { return t->Get(share_->blob_cf, key, out); }, table, buf,
-      row_off_row_, wanted, &row_blobs_, &row_blob_read_);
+      [&](const std::string& key, std::string* out) {
+        return latest ? t->GetForShare(share_->blob_cf, key, out) : t->Get(share_->blob_cf, key, out);
+      },
+      table, buf, row_off_row_, wanted, &row_blobs_, &row_blob_read_);
   // Outside a snapshot the row may have been changed since it was read, its old values
   // deleted: the caller reads it again.
   for (bool read : row_blob_read_)
@@ -146,6 +152,20 @@ int ha_tidesdb::decode_current_row(uchar* buf) {
   if (error != 0) return error;
   status_counters.rows_read.add();
   return 0;
+}
+
+bool ha_tidesdb::row_has_index_entry(uint index, std::string_view entry_key, const uchar* record) {
+  // A DELETE reads no off-row values (only their ids), and the server computes virtual
+  // columns only after the row is returned: a key over such a column cannot be encoded
+  // from the record here, so its row is taken as it is.
+  const KEY& k = table->key_info[index];
+  for (uint i = 0; i < k.user_defined_key_parts; i++) {
+    const Field* field = k.key_part[i].field;
+    if ((field->flags & BLOB_FLAG) || !field->stored_in_db()) return true;
+  }
+  std::string key, value;
+  encode_index_entry(index, record, row_pk_, &key, &value);
+  return key == entry_key;
 }
 
 int ha_tidesdb::fetch_row(const std::string& pk, uchar* buf) {
@@ -244,13 +264,18 @@ int ha_tidesdb::deliver_from_iterator(uchar* buf, bool forward) {
         continue;
       }
       if (verdict != 0) return verdict;
-      if (keyread_) {
+      // A locking read locks (or registers) the row even when the index covers the
+      // columns: FOR UPDATE through a covering index must not skip its lock.
+      if (keyread_ && !want_locking_read()) {
         row_pk_ = pk_buf_;
         row_locked_ = false;
         status_counters.rows_read.add();
         error = 0;
       } else {
         error = fetch_row(pk_buf_, buf);
+        if (error == 0 && row_locked_ && trx_->locks_latest &&
+            !row_has_index_entry(active_index, last_key_, buf))
+          error = HA_ERR_KEY_NOT_FOUND;
       }
     }
     if (error != HA_ERR_KEY_NOT_FOUND) return error;
@@ -432,7 +457,16 @@ int ha_tidesdb::index_read_map(uchar* buf, const uchar* key, key_part_map keypar
     if (codec.unique() && !any_null) {
       close_iterator();
       prefix_ = key_buf_;
-      tidesdb::Status s = txn()->Get(index_cf(active_index), key_buf_, &value_buf_);
+      tidesdb::Transaction* t = txn();
+      tidesdb::Status s;
+      if (want_locking_read() && trx_->locks_latest) {
+        // The latest entry, locked, so that the row it leads to is the one it names now.
+        s = lock_type_ == TL_READ_WITH_SHARED_LOCKS
+                ? t->GetForShare(index_cf(active_index), key_buf_, &value_buf_)
+                : t->GetForUpdate(index_cf(active_index), key_buf_, &value_buf_);
+      } else {
+        s = t->Get(index_cf(active_index), key_buf_, &value_buf_);
+      }
       if (s.IsNotFound()) return HA_ERR_KEY_NOT_FOUND;
       if (!s.ok()) return report(s, "read");
       last_key_ = key_buf_;
@@ -440,7 +474,7 @@ int ha_tidesdb::index_read_map(uchar* buf, const uchar* key, key_part_map keypar
       if (!entry_primary_key(active_index, key_buf_, value_buf_, &pk_buf_, &packed)) return HA_ERR_CRASHED;
       int error = entry_into_record(key_buf_, packed, buf);
       if (error == HA_ERR_END_OF_FILE) error = HA_ERR_KEY_NOT_FOUND;
-      if (error == 0 && keyread_)
+      if (error == 0 && keyread_ && !want_locking_read())
         row_pk_ = pk_buf_;
       else if (error == 0)
         error = fetch_row(pk_buf_, buf);

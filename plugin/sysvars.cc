@@ -210,6 +210,15 @@ MYSQL_THDVAR_BOOL(pessimistic_locking, kDynamicBool,
                   "waits) instead of validating optimistically at commit",
                   nullptr, nullptr, false);
 
+MYSQL_THDVAR_BOOL(locking_reads_latest, kDynamicBool,
+                  "With tidesdb_pessimistic_locking, REPEATABLE READ as InnoDB has it: locking reads "
+                  "(SELECT ... FOR UPDATE or LOCK IN SHARE MODE, and the rows UPDATE and DELETE change) "
+                  "read the latest committed row and writes apply to it, instead of failing with "
+                  "ER_LOCK_DEADLOCK when the row was committed after the transaction's snapshot; plain "
+                  "SELECTs keep the snapshot. OFF: first committer wins (snapshot isolation). Takes "
+                  "effect at the next transaction",
+                  nullptr, nullptr, false);
+
 MYSQL_THDVAR_ULONG(lock_wait_timeout, PLUGIN_VAR_RQCMDARG,
                    "Seconds a transaction waits for a row lock before it fails with "
                    "ER_LOCK_WAIT_TIMEOUT (1205); the statement is rolled back, the transaction stays open",
@@ -248,6 +257,7 @@ st_mysql_sys_var* system_variables[] = {
     MYSQL_SYSVAR(off_row_blob_size),
     MYSQL_SYSVAR(debug_newer_format),
     MYSQL_SYSVAR(pessimistic_locking),
+    MYSQL_SYSVAR(locking_reads_latest),
     MYSQL_SYSVAR(lock_wait_timeout),
     nullptr,
 };
@@ -259,6 +269,8 @@ bool debug_skip_index_writes(THD* thd) { return THDVAR(thd, debug_skip_index_wri
 unsigned long debug_newer_format(THD* thd) { return THDVAR(thd, debug_newer_format); }
 
 bool pessimistic_locking(THD* thd) { return THDVAR(thd, pessimistic_locking); }
+
+bool locking_reads_latest(THD* thd) { return THDVAR(thd, locking_reads_latest); }
 
 unsigned long lock_wait_timeout_seconds(THD* thd) { return THDVAR(thd, lock_wait_timeout); }
 

@@ -89,6 +89,8 @@ bool debug_skip_index_writes(THD* thd);
 constexpr unsigned long kNewerFormatOff = 0, kNewerFormatRow = 1, kNewerFormatTable = 2;
 unsigned long debug_newer_format(THD* thd);
 bool pessimistic_locking(THD* thd);
+// tidesdb_locking_reads_latest: InnoDB's REPEATABLE READ for pessimistic transactions.
+bool locking_reads_latest(THD* thd);
 // BLOB values longer than this go off the row (tidesdb_off_row_blob_size).
 uint64_t off_row_blob_size(THD* thd);
 // Seconds a row-lock wait may last before ER_LOCK_WAIT_TIMEOUT (tidesdb_lock_wait_timeout).

@@ -90,6 +90,7 @@ void begin_transaction(THD* thd, TrxContext* trx, bool snapshot_at_begin) {
   options.isolation = isolation_of(thd);
   options.mode = pessimistic_locking(thd) ? tidesdb::ConcurrencyMode::kPessimistic
                                           : tidesdb::ConcurrencyMode::kOptimistic;
+  options.locking_reads_latest = locking_reads_latest(thd);
   options.lock_timeout_micros = static_cast<int64_t>(lock_wait_timeout_seconds(thd)) * 1000000;
   // Prepare follows tidesdb's sync mode too (the library syncs every prepare by default):
   // at NONE the binary log, or nothing, is the durable record (docs/SQL-ENGINE.md).
@@ -110,6 +111,9 @@ void begin_transaction(THD* thd, TrxContext* trx, bool snapshot_at_begin) {
     trx->prepared = false;
     trx->isolation = options.isolation;
     trx->pessimistic = options.mode == tidesdb::ConcurrencyMode::kPessimistic;
+    trx->locks_latest = trx->pessimistic && options.locking_reads_latest &&
+                        (options.isolation == tidesdb::IsolationLevel::kRepeatableRead ||
+                         options.isolation == tidesdb::IsolationLevel::kSnapshot);
     trx->began_micros = wall_clock_micros();
   }
   trx->reports_lock_waits = report_waits;
