@@ -197,6 +197,8 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   // moved away from that entry since: the statement then skips it, as a scan of the
   // latest index would.
   bool row_has_index_entry(uint index, std::string_view entry_key, const uchar* record);
+  // A locking read of `key`: GetForShare under LOCK IN SHARE MODE, else GetForUpdate.
+  tidesdb::Status locking_get(tidesdb::ColumnFamilyHandle* cf, const std::string& key, std::string* value);
   // Reads the row of primary key `pk` into buf (locking read when the statement asks).
   int fetch_row(const std::string& pk, uchar* buf);
   int decode_current_row(uchar* buf);

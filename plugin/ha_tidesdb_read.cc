@@ -168,18 +168,19 @@ bool ha_tidesdb::row_has_index_entry(uint index, std::string_view entry_key, con
   return key == entry_key;
 }
 
+tidesdb::Status ha_tidesdb::locking_get(tidesdb::ColumnFamilyHandle* cf, const std::string& key,
+                                        std::string* value) {
+  // LOCK IN SHARE MODE shares the row; FOR UPDATE and the reads of writing statements
+  // take it for update.
+  tidesdb::Transaction* t = txn();
+  return lock_type_ == TL_READ_WITH_SHARED_LOCKS ? t->GetForShare(cf, key, value)
+                                                 : t->GetForUpdate(cf, key, value);
+}
+
 int ha_tidesdb::fetch_row(const std::string& pk, uchar* buf) {
   tidesdb::Transaction* t = txn();
   bool locking = want_locking_read();
-  // LOCK IN SHARE MODE shares the row; FOR UPDATE and the reads of writing statements
-  // take it for update.
-  tidesdb::Status s;
-  if (!locking)
-    s = t->Get(data_cf(), pk, &row_value_);
-  else if (lock_type_ == TL_READ_WITH_SHARED_LOCKS)
-    s = t->GetForShare(data_cf(), pk, &row_value_);
-  else
-    s = t->GetForUpdate(data_cf(), pk, &row_value_);
+  tidesdb::Status s = locking ? locking_get(data_cf(), pk, &row_value_) : t->Get(data_cf(), pk, &row_value_);
   if (s.IsNotFound()) return HA_ERR_KEY_NOT_FOUND;
   if (!s.ok()) return report(s, "read");
   row_pk_ = pk;
@@ -458,15 +459,11 @@ int ha_tidesdb::index_read_map(uchar* buf, const uchar* key, key_part_map keypar
       close_iterator();
       prefix_ = key_buf_;
       tidesdb::Transaction* t = txn();
-      tidesdb::Status s;
-      if (want_locking_read() && trx_->locks_latest) {
-        // The latest entry, locked, so that the row it leads to is the one it names now.
-        s = lock_type_ == TL_READ_WITH_SHARED_LOCKS
-                ? t->GetForShare(index_cf(active_index), key_buf_, &value_buf_)
-                : t->GetForUpdate(index_cf(active_index), key_buf_, &value_buf_);
-      } else {
-        s = t->Get(index_cf(active_index), key_buf_, &value_buf_);
-      }
+      // Latest-row locking reads lock the entry too, so that the row it leads to is the
+      // one it names now.
+      tidesdb::Status s = want_locking_read() && trx_->locks_latest
+                              ? locking_get(index_cf(active_index), key_buf_, &value_buf_)
+                              : t->Get(index_cf(active_index), key_buf_, &value_buf_);
       if (s.IsNotFound()) return HA_ERR_KEY_NOT_FOUND;
       if (!s.ok()) return report(s, "read");
       last_key_ = key_buf_;

@@ -111,9 +111,7 @@ void begin_transaction(THD* thd, TrxContext* trx, bool snapshot_at_begin) {
     trx->prepared = false;
     trx->isolation = options.isolation;
     trx->pessimistic = options.mode == tidesdb::ConcurrencyMode::kPessimistic;
-    trx->locks_latest = trx->pessimistic && options.locking_reads_latest &&
-                        (options.isolation == tidesdb::IsolationLevel::kRepeatableRead ||
-                         options.isolation == tidesdb::IsolationLevel::kSnapshot);
+    trx->locks_latest = trx->txn->locks_latest();
     trx->began_micros = wall_clock_micros();
   }
   trx->reports_lock_waits = report_waits;

@@ -77,9 +77,8 @@ struct TrxContext {
   bool prepared = false;  // txn is prepared
   tidesdb::IsolationLevel isolation = tidesdb::IsolationLevel::kRepeatableRead;
   bool pessimistic = false;
-  // Locking reads and writes act on the latest committed rows (TransactionOptions::
-  // locking_reads_latest in effect: tidesdb_locking_reads_latest, pessimistic, REPEATABLE
-  // READ). The owner thread's alone, not a view.
+  // txn->locks_latest(), kept for the row paths (tidesdb_locking_reads_latest in effect).
+  // The owner thread's alone, not a view.
   bool locks_latest = false;
   uint64_t began_micros = 0;  // wall clock
 

@@ -227,6 +227,9 @@ class Transaction {
   // The sequence the transaction reads at (0 until the snapshot is taken; always 0 under
   // kReadCommitted / kReadUncommitted, which read the latest state).
   virtual uint64_t snapshot_sequence() const = 0;
+  // Whether locking reads and writes act on the latest committed state
+  // (TransactionOptions::locking_reads_latest, in effect at this level and mode).
+  virtual bool locks_latest() const = 0;
   // The last sequence of the committed write set (0 before commit, or if it was empty).
   virtual uint64_t commit_sequence() const = 0;
   virtual const std::string& xid() const = 0;  // "" unless prepared

@@ -170,6 +170,7 @@ class TransactionImpl final : public Transaction {
   uint64_t snapshot_sequence() const override {
     return snapshot_ != nullptr && ReadsSnapshot() ? snapshot_->sequence() : 0;
   }
+  bool locks_latest() const override { return LocksLatest(); }
   uint64_t commit_sequence() const override;
   const std::string& xid() const override;
   size_t write_set_bytes() const override { return ws_.bytes(); }

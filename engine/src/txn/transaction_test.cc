@@ -760,6 +760,7 @@ TEST_F(TransactionTest, PessimisticLockingReadsLatestActOnTheLatestCommit) {
   ASSERT_TRUE(db_->db()->Put(WriteOptions(), cf_, "k", "1").ok());
   ASSERT_TRUE(db_->db()->Put(WriteOptions(), cf_, "j", "1").ok());
   auto t = db_->BeginTransaction(o);
+  EXPECT_TRUE(t->locks_latest());
   std::string v;
   ASSERT_TRUE(t->Get(cf_, "j", &v).ok());  // the snapshot is taken
   auto other = db_->BeginTransaction(o);
@@ -804,6 +805,7 @@ TEST_F(TransactionTest, PessimisticLockingReadsLatestActOnTheLatestCommit) {
                  (c.isolation == IsolationLevel::kSerializable ? " serializable" : " repeatable read") +
                  (c.latest ? " latest" : ""));
     auto u = db_->BeginTransaction(o);
+    EXPECT_FALSE(u->locks_latest());
     ASSERT_TRUE(u->Get(cf_, "j", &v).ok());
     const std::string committed = "db" + std::to_string(++round);
     auto writer = Begin();
