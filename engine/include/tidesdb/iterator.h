@@ -24,6 +24,16 @@ class Iterator {
   virtual void SeekToLast() = 0;
   // First key >= target.
   virtual void Seek(Slice target) = 0;
+  // Seek(target) for a caller that reads on only while keys are < limit (empty: no limit):
+  // the iterator may pass over the SSTables whose prefix filters
+  // (ColumnFamilyOptions::filter_prefix_length) rule out [target, limit), and may stop
+  // (Valid() false, status OK) at the first key >= limit. Next() goes on up to the limit;
+  // Prev() (which sees every key before) and the Seek* calls end the bound. The default is
+  // Seek(target).
+  virtual void SeekBounded(Slice target, Slice limit) {
+    (void)limit;
+    Seek(target);
+  }
   // Last key <= target.
   virtual void SeekForPrev(Slice target) = 0;
   virtual void Next() = 0;          // requires Valid()

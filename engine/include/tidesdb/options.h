@@ -45,6 +45,13 @@ struct ColumnFamilyOptions {
   int block_restart_interval = 16;
   // Bloom filter false-positive rate per SSTable; 0 disables the filter.
   double bloom_fpr = 0.01;
+  // 0: the filter holds whole user keys. N > 0: it holds the first N bytes of every key of
+  // at least N bytes (shorter keys whole), so it also answers for a range whose keys all
+  // share one N-byte prefix (an equality on an index's leading fixed-length columns), and
+  // EstimateRange and iterators seeking inside such a range pass over the files it rules
+  // out. A point lookup probes its key's prefix: less selective when many keys share one.
+  // Each SSTable records the length its filter was built with, so changing this is safe.
+  size_t filter_prefix_length = 0;
   // Values of at least this many bytes are written to the value log; the key log keeps a
   // pointer, so compaction moves keys and never these values.
   size_t value_threshold = 1024;

@@ -63,6 +63,26 @@ class CompactionTest : public ::testing::Test {
     std::snprintf(k, sizeof(k), "key%08d", i);
     return k;
   }
+  // A CF with 5-byte prefix filters, for keys as an index holds them: a value prefix (the
+  // indexed column) and a row suffix (key()).
+  ColumnFamilyHandle* PrefixedColumnFamily() {
+    ColumnFamilyOptions options = options_.default_cf_options;
+    options.filter_prefix_length = 5;
+    ColumnFamilyHandle* h = nullptr;
+    EXPECT_TRUE(db_->CreateColumnFamily(options, "prefixed", &h).ok());
+    return h;
+  }
+  static std::string key(int value, int row) {
+    char k[16];
+    std::snprintf(k, sizeof(k), "v%04d%03d", value, row);
+    return k;
+  }
+  // The end of a value's keys: its prefix's successor (as the plugin bounds an equality).
+  static std::string end(int value) {
+    std::string p = key(value, 0).substr(0, 5);
+    p.back()++;
+    return p;
+  }
   // A counter of GetProperty("tidesdb.stats").
   uint64_t Stat(const std::string& name) {
     std::string stats;
@@ -228,6 +248,131 @@ TEST_F(CompactionTest, ExpiredEntriesAreDropped) {
   EXPECT_EQ(CountKeys(), 100);
   RangeEstimate e = db_->EstimateRange(cf(), Range{"", ""});
   EXPECT_LE(e.keys, 100u);
+}
+
+// With filter_prefix_length, EstimateRange passes over the files whose filter rules out the
+// one prefix of an equality range (an index lookup), where a file spanning the range would
+// otherwise count at least one entry.
+TEST_F(CompactionTest, EstimateRangeSkipsFilesWhosePrefixFilterRulesTheRangeOut) {
+  ColumnFamilyHandle* prefixed = PrefixedColumnFamily();
+  // Two L0 files of both CFs spanning the same keys: values 4k in one, 4k + 1 in the other.
+  for (int residue : {0, 1}) {
+    WriteBatch b;
+    for (int value = residue; value < 400; value += 4)
+      for (int row = 0; row < 3; ++row) {
+        b.Put(cf(), key(value, row), "x");
+        b.Put(prefixed, key(value, row), "x");
+      }
+    ASSERT_TRUE(db_->Write(WriteOptions(), &b).ok());
+    ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  }
+  ASSERT_EQ(2, FilesAt(0));
+  auto estimate = [&](ColumnFamilyHandle* h, int value) {
+    return db_->EstimateRange(h, Range{key(value, 0).substr(0, 5), end(value)}).keys;
+  };
+  int absent_ruled_out = 0;
+  // Values inside both files' key spans (the last keys are 396 and 397).
+  for (int value = 2; value < 396; value += 4) {
+    EXPECT_GE(estimate(cf(), value), 2u) << value << ": whole-key filters: each overlapping file counts";
+    absent_ruled_out += estimate(prefixed, value) == 0 ? 1 : 0;
+    // A present value: its file counts it, the other file (nearly always) does not.
+    EXPECT_GE(estimate(prefixed, value - 2), 1u) << value - 2;
+    EXPECT_LE(estimate(prefixed, value - 2), estimate(cf(), value - 2)) << value - 2;
+  }
+  EXPECT_GE(absent_ruled_out, 94) << "of 99 absent values, at a 1 % false-positive rate per file";
+  // Ranges across prefixes are estimated as before.
+  EXPECT_EQ(db_->EstimateRange(prefixed, Range{"", ""}).keys, db_->EstimateRange(cf(), Range{"", ""}).keys);
+}
+
+// SeekBounded over a CF with prefix filters: exactly the keys of the range, from every
+// source (L1, L0, memtable), while SSTables whose filters rule the prefix out are passed
+// over (fewer data blocks read); Next stops at the limit, and Prev after a bounded seek
+// reaches the keys before it in sources the seek passed over.
+TEST_F(CompactionTest, SeekBoundedPassesOverFilesWhosePrefixFilterRulesTheRangeOut) {
+  ColumnFamilyHandle* prefixed = PrefixedColumnFamily();
+  auto prefix = [&](int value) { return key(value, 0).substr(0, 5); };
+  std::set<std::string> model;
+  // Values 5k + 2 in L1, 5k and 5k + 1 in two L0 files, 5k + 3 in the memtable; 5k + 4
+  // nowhere.
+  for (int residue : {2, 0, 1, 3}) {
+    WriteBatch b;
+    for (int value = residue; value < 500; value += 5)
+      for (int row = 0; row < 3; ++row) {
+        b.Put(prefixed, key(value, row), "x");
+        model.insert(key(value, row));
+      }
+    ASSERT_TRUE(db_->Write(WriteOptions(), &b).ok());
+    if (residue == 2) {
+      ASSERT_TRUE(db_->CompactRange(prefixed, nullptr).ok());
+    } else if (residue != 3) {
+      ASSERT_TRUE(db_->Flush(FlushOptions(), prefixed).ok());
+    }
+  }
+  std::string files;
+  ASSERT_TRUE(db_->GetProperty(prefixed, "tidesdb.num-files-at-level0", &files));
+  ASSERT_EQ("2", files);
+  auto block_reads = [&] {
+    std::string v;
+    EXPECT_TRUE(db_->GetProperty(nullptr, "tidesdb.block-cache", &v));
+    auto number = [&](const std::string& name) {
+      return std::stoull(v.substr(v.find(name + "=") + name.size() + 1));
+    };
+    return number("hits") + number("misses");
+  };
+  std::unique_ptr<Iterator> it = db_->NewIterator(ReadOptions(), prefixed);
+  for (int value = 0; value < 500; ++value) {
+    const std::string start = prefix(value), limit = end(value);
+    std::vector<std::string> expected(model.lower_bound(start), model.lower_bound(limit));
+    std::vector<std::string> got;
+    for (it->SeekBounded(start, limit); it->Valid(); it->Next()) {
+      got.emplace_back(it->key());
+      ASSERT_LE(got.size(), 3u) << value << ": past the limit";
+    }
+    ASSERT_TRUE(it->status().ok());
+    EXPECT_EQ(expected, got) << value;
+    // From inside the range.
+    it->SeekBounded(key(value, 1), limit);
+    EXPECT_EQ(expected.size() > 1, it->Valid()) << value;
+    // Prev reaches the key before the range, wherever it is.
+    auto before = model.lower_bound(start);
+    if (!expected.empty() && before != model.begin()) {
+      it->SeekBounded(start, limit);
+      ASSERT_TRUE(it->Valid());
+      it->Prev();
+      ASSERT_TRUE(it->Valid()) << value;
+      EXPECT_EQ(*std::prev(before), it->key()) << value;
+      it->Next();
+      ASSERT_TRUE(it->Valid());
+      EXPECT_EQ(expected.front(), it->key()) << value;
+    }
+  }
+  // Absent values: a plain seek reads a block of each SSTable, a bounded one (nearly) none.
+  uint64_t reads = block_reads();
+  // (A new iterator per seek: one that stays in a block reads it once for every seek.)
+  for (int value = 4; value < 495; value += 5) {  // 499: nothing follows
+    it = db_->NewIterator(ReadOptions(), prefixed);
+    it->Seek(prefix(value));
+    ASSERT_TRUE(it->Valid());
+  }
+  const uint64_t unbounded = block_reads() - reads;
+  reads = block_reads();
+  for (int value = 4; value < 495; value += 5) {
+    it = db_->NewIterator(ReadOptions(), prefixed);
+    it->SeekBounded(prefix(value), end(value));
+    ASSERT_FALSE(it->Valid());
+  }
+  const uint64_t bounded = block_reads() - reads;
+  EXPECT_GE(unbounded, 3u * 99) << "one block of each of the three SSTables per seek";
+  EXPECT_LE(bounded * 20, unbounded) << bounded;
+  // A whole-key filter CF: the same keys, with no skipping.
+  WriteBatch b;
+  for (const std::string& k : model) b.Put(cf(), k, "x");
+  ASSERT_TRUE(db_->Write(WriteOptions(), &b).ok());
+  ASSERT_TRUE(db_->Flush(FlushOptions(), cf()).ok());
+  std::unique_ptr<Iterator> plain = db_->NewIterator(ReadOptions(), cf());
+  plain->SeekBounded(prefix(7), end(7));
+  ASSERT_TRUE(plain->Valid());
+  EXPECT_EQ(key(7, 0), plain->key());
 }
 
 // A CF's estimated bytes count the values it keeps in value logs (a table of large values

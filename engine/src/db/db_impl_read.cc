@@ -319,6 +319,9 @@ RangeEstimate DBImpl::EstimateRange(ColumnFamilyHandle* cf, const Range& range) 
       }
       std::shared_ptr<TableReader> table;
       if (!table_cache_->GetTable(f->file_number, f->file_size, &table).ok()) continue;
+      // A prefix filter that rules the range out: nothing here (not even the one entry a
+      // file overlapping the range counts below).
+      if (!table->RangeMayMatch(range.start, range.limit)) continue;
       // Past the last entry ApproximateOffsetOf is the file size; the metadata blocks
       // after the data hold no entries.
       const uint64_t data = table->properties().data_size;

@@ -49,13 +49,20 @@ class DBIter final : public Iterator {
     FindPrevUserEntry();
   }
 
-  void Seek(Slice target) override {
+  void Seek(Slice target) override { SeekBounded(target, Slice()); }
+
+  void SeekBounded(Slice target, Slice limit) override {
     direction_ = kForward;
     ClearState();
     if (opt_.lower_bound && target < Slice(*opt_.lower_bound)) target = *opt_.lower_bound;
     seek_key_.clear();
     AppendInternalKey(&seek_key_, target, opt_.snapshot, kValueTypeForSeek);
-    iter_->Seek(seek_key_);
+    seek_limit_.assign(limit.data(), limit.size());
+    if (limit.empty()) {
+      iter_->Seek(seek_key_);
+    } else {
+      iter_->SeekBounded(seek_key_, limit);
+    }
     FindNextUserEntry(false);
   }
 
@@ -91,6 +98,7 @@ class DBIter final : public Iterator {
 
   void Prev() override {
     if (!valid_) return;
+    seek_limit_.clear();  // backward, the bound is over (what lies before is complete)
     if (direction_ == kForward) {
       // Move iter_ before every entry of the current key.
       while (true) {
@@ -109,6 +117,7 @@ class DBIter final : public Iterator {
   void ClearState() {
     valid_ = false;
     status_ = Status::OK();
+    seek_limit_.clear();
   }
 
   void SeekBeforeUpperBound() {
@@ -137,6 +146,7 @@ class DBIter final : public Iterator {
       ParsedInternalKey ikey;
       if (!ParseCurrent(&ikey)) return;
       if (opt_.upper_bound && ikey.user_key >= Slice(*opt_.upper_bound)) return;
+      if (!seek_limit_.empty() && ikey.user_key >= Slice(seek_limit_)) return;
       if (ikey.sequence > opt_.snapshot) continue;
       if (skipping && ikey.user_key <= Slice(saved_key_)) continue;
       // The newest visible entry of this user key decides; older ones are hidden.
@@ -224,6 +234,8 @@ class DBIter final : public Iterator {
   bool in_place_ = false;
   Slice in_place_value_;
   std::string seek_key_;
+  // The limit of the last SeekBounded (empty: none): Next stops at it.
+  std::string seek_limit_;
 };
 
 }  // namespace

@@ -45,7 +45,8 @@ class DBTest : public ::testing::TestWithParam<bool> {
   }
   void Reopen() {
     db_.reset();
-    ASSERT_TRUE(DB::Open(options_, dir_, &db_).ok());
+    Status open_status = DB::Open(options_, dir_, &db_);
+    ASSERT_TRUE(open_status.ok()) << open_status.ToString();
   }
   std::string Get(ColumnFamilyHandle* cf, const std::string& key, const Snapshot* snap = nullptr) {
     ReadOptions ro;

@@ -38,15 +38,24 @@ class LevelIterator final : public InternalIterator {
     SkipEmptyBackward();
   }
 
-  void Seek(Slice target) override {
+  void Seek(Slice target) override { SeekBounded(target, Slice()); }
+
+  // The file holding target is sought within the bound (its filter may rule the range
+  // out); the files after it are read from their start, and none that begins at or past
+  // the limit is opened.
+  void SeekBounded(Slice target, Slice limit) override {
     status_ = Status::OK();
     // The first file whose largest key is >= target.
     auto it = std::partition_point(files_.begin(), files_.end(), [&](const LevelFile& f) {
       return CompareInternalKey(f.largest, target) < 0;
     });
     if (!Open(static_cast<size_t>(it - files_.begin()))) return;
-    iter_->Seek(target);
-    SkipEmptyForward();
+    if (limit.empty()) {
+      iter_->Seek(target);
+    } else {
+      iter_->SeekBounded(target, limit);
+    }
+    SkipEmptyForward(limit);
   }
 
   void SeekForPrev(Slice target) override {
@@ -95,11 +104,16 @@ class LevelIterator final : public InternalIterator {
   }
 
   // Stops on an error; otherwise moves on to the next files while the current one has
-  // nothing more.
-  void SkipEmptyForward() {
+  // nothing more, but not to a file that starts at or past limit (a user key; empty: none).
+  void SkipEmptyForward(Slice limit = Slice()) {
     while (iter_ != nullptr && !iter_->Valid()) {
       if (!iter_->status().ok()) {
         status_ = iter_->status();
+        Close();
+        return;
+      }
+      if (!limit.empty() && index_ + 1 < files_.size() &&
+          ExtractUserKey(files_[index_ + 1].smallest) >= limit) {
         Close();
         return;
       }

@@ -33,6 +33,10 @@ class MergingIterator final : public InternalIterator {
     for (auto& c : children_) c->Seek(target);
     Restart(Direction::kForward);
   }
+  void SeekBounded(Slice target, Slice limit) override {
+    for (auto& c : children_) c->SeekBounded(target, limit);
+    Restart(Direction::kForward);
+  }
   void SeekForPrev(Slice target) override {
     for (auto& c : children_) c->SeekForPrev(target);
     Restart(Direction::kReverse);

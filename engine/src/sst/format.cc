@@ -89,6 +89,7 @@ void TableProperties::EncodeTo(std::string* dst) const {
   PutNumberProperty(dst, kPropIndexSize, index_size);
   PutNumberProperty(dst, kPropFilterSize, filter_size);
   PutNumberProperty(dst, kPropCreationTime, creation_time);
+  if (filter_prefix_length != 0) PutNumberProperty(dst, kPropFilterPrefixLength, filter_prefix_length);
 }
 
 Status TableProperties::DecodeFrom(Slice input) {
@@ -144,6 +145,9 @@ Status TableProperties::DecodeFrom(Slice input) {
         break;
       case kPropCreationTime:
         target = &creation_time;
+        break;
+      case kPropFilterPrefixLength:
+        target = &filter_prefix_length;
         break;
       default:
         continue;  // written by a newer version; not needed here

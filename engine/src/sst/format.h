@@ -34,7 +34,8 @@
 // a new format version).
 //
 // Filter block: a bloom filter over the distinct user keys of the table (bloom.h), stored
-// raw.
+// raw; with a filter_prefix_length property N > 0, over the distinct N-byte prefixes of its
+// user keys of at least N bytes and its shorter user keys whole.
 //
 // Properties block: stored raw. A sequence of records
 //   varint32 tag, varint32 length, length bytes
@@ -123,6 +124,7 @@ enum TablePropertyTag : uint32_t {
   kPropIndexSize = 12,
   kPropFilterSize = 13,
   kPropCreationTime = 14,
+  kPropFilterPrefixLength = 15,
 };
 
 // Facts about one table, written in its properties block and kept in memory by readers.
@@ -142,6 +144,10 @@ struct TableProperties {
   uint64_t index_size = 0;          // bytes of the index block on disk, trailer included
   uint64_t filter_size = 0;         // bytes of the filter block on disk (0 = no filter)
   uint64_t creation_time = 0;       // seconds since the Unix epoch
+  // What the filter holds: 0 whole user keys, N the first N bytes of every key of at least
+  // N bytes and shorter keys whole (ColumnFamilyOptions::filter_prefix_length). Absent in
+  // tables written before the option existed: 0.
+  uint64_t filter_prefix_length = 0;
 
   void EncodeTo(std::string* dst) const;
   // Unknown tags are skipped; a truncated or malformed record is an error.

@@ -38,8 +38,10 @@ TableBuilder::TableBuilder(const ColumnFamilyOptions& options, uint32_t cf_id,
       data_block_(options.block_restart_interval),
       index_block_(1) {  // few entries, searched often: no prefix runs to walk
   props_.cf_id = cf_id;
-  if (options.bloom_fpr > 0 && options.bloom_fpr < 1)
+  if (options.bloom_fpr > 0 && options.bloom_fpr < 1) {
     filter_ = std::make_unique<FilterBuilder>(options.bloom_fpr);
+    props_.filter_prefix_length = options.filter_prefix_length;
+  }
 }
 
 TableBuilder::~TableBuilder() {
@@ -161,7 +163,8 @@ Status TableBuilder::Add(Slice internal_key, Slice value) {
   }
 
   if (pending_index_entry_) AddIndexEntry(key);
-  if (filter_ != nullptr) filter_->Add(parsed.user_key);
+  // Keys sharing a prefix are adjacent, so the builder counts each prefix once.
+  if (filter_ != nullptr) filter_->Add(FilterKey(parsed.user_key, props_.filter_prefix_length));
 
   if (props_.num_entries == 0) {
     props_.smallest_key.assign(key);

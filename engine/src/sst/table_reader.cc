@@ -210,11 +210,18 @@ Status TableReader::GetDataBlock(const BlockHandle& handle, bool fill_cache,
   return Status::OK();
 }
 
+bool TableReader::RangeMayMatch(Slice start, Slice limit) const {
+  Slice key;
+  if (filter_ == nullptr || !RangeFilterKey(start, limit, props_.filter_prefix_length, &key)) return true;
+  return filter_->KeyMayMatch(key);
+}
+
 Status TableReader::Get(Slice target, bool* found, std::string* found_key, std::string* value) const {
   *found = false;
   if (target.size() < 8) return Status::InvalidArgument("Get target is not an internal key");
   const Slice user_key = ExtractUserKey(target);
-  if (filter_ != nullptr && !filter_->KeyMayMatch(user_key)) return Status::OK();
+  if (filter_ != nullptr && !filter_->KeyMayMatch(FilterKey(user_key, props_.filter_prefix_length)))
+    return Status::OK();
 
   uint32_t index;
   BlockHandle handle;
@@ -339,6 +346,15 @@ class TableReader::TableIterator final : public InternalIterator {
     InitDataBlock();
     if (data_it_ != nullptr) data_it_->Seek(target);
     SkipEmptyBlocksForward();
+  }
+
+  void SeekBounded(Slice target, Slice limit) override {
+    if (!status_.ok()) return;
+    if (target.size() >= 8 && !table_->RangeMayMatch(ExtractUserKey(target), limit)) {
+      ClearDataBlock();  // nothing of the range here: exhausted
+      return;
+    }
+    Seek(target);
   }
 
   void SeekForPrev(Slice target) override {

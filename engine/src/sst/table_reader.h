@@ -44,6 +44,11 @@ class TableReader {
   // when the bloom filter rules the user key out, which costs no I/O).
   Status Get(Slice target, bool* found, std::string* found_key, std::string* value) const;
 
+  // False only if the table certainly holds no user key in [start, limit) (user keys; an
+  // empty limit is unbounded): its filter holds prefixes (TableProperties::
+  // filter_prefix_length) and every key of the range would share one it does not hold.
+  bool RangeMayMatch(Slice start, Slice limit) const;
+
   // Iterates every entry in internal-key order. fill_cache = false reads blocks that are
   // not cached without inserting them (scans that should not evict the working set).
   std::unique_ptr<InternalIterator> NewIterator(bool fill_cache) const;

@@ -226,6 +226,49 @@ TEST_F(TransactionTest, IteratorMergesWriteSet) {
   ASSERT_TRUE(t->Commit().ok());
 }
 
+// SeekBounded on a transaction's iterator over a CF with prefix filters: the write set's
+// entries and the base's up to the limit, none past it (the base stops there); Next at the
+// limit ends; Prev reaches what lies before; a plain Seek afterwards is unbounded again.
+TEST_F(TransactionTest, IteratorSeekBoundedStopsAtTheLimitWithTheWriteSet) {
+  ColumnFamilyOptions options;
+  options.filter_prefix_length = 2;
+  ColumnFamilyHandle* cf = nullptr;
+  ASSERT_TRUE(db_->db()->CreateColumnFamily(options, "prefixed", &cf).ok());
+  WriteBatch b;
+  for (const char* k : {"a1", "b1", "b3", "c1", "d1"}) b.Put(cf, k, std::string("db") + k);
+  ASSERT_TRUE(db_->Write(WriteOptions(), &b).ok());
+  ASSERT_TRUE(db_->db()->Flush(FlushOptions(), cf).ok());
+  auto t = Begin();
+  ASSERT_TRUE(t->Put(cf, "b2", "tb2").ok());
+  ASSERT_TRUE(t->Delete(cf, "b3").ok());
+  ASSERT_TRUE(t->Put(cf, "c0", "tc0").ok());  // past the limit of "b"
+  auto it = t->NewIterator(ReadOptions(), cf);
+  std::string seen;
+  for (it->SeekBounded("b", "c"); it->Valid(); it->Next()) seen += std::string(it->key()) + " ";
+  EXPECT_TRUE(it->status().ok());
+  EXPECT_EQ("b1 b2 ", seen);
+  it->SeekBounded("b2", "c");
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ("b2", it->key());
+  it->Prev();
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ("b1", it->key());
+  it->Prev();
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ("a1", it->key());
+  // An absent prefix: nothing, though keys follow.
+  it->SeekBounded("bz", "c");
+  EXPECT_FALSE(it->Valid());
+  it->Seek("bz");
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ("c0", it->key());
+  it->Next();
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ("c1", it->key());
+  it.reset();
+  ASSERT_TRUE(t->Commit().ok());
+}
+
 // The merged iterator against a model, over random writes, deletes and bounds.
 TEST_F(TransactionTest, IteratorMatchesModelRandomized) {
   uint32_t seed = std::random_device()();

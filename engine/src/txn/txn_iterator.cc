@@ -29,6 +29,7 @@ class TxnIterator final : public Iterator {
       Seek(*lower_);
       return;
     }
+    limit_.clear();
     StartRange(std::nullopt);
     base_->SeekToFirst();
     forward_ = true;
@@ -37,6 +38,7 @@ class TxnIterator final : public Iterator {
   }
 
   void SeekToLast() override {
+    limit_.clear();
     StartReverseRange(std::nullopt);
     if (upper_) {
       base_->SeekForPrev(*upper_);
@@ -49,10 +51,19 @@ class TxnIterator final : public Iterator {
     SettleReverse(delta, upper_ ? DeltaBefore(delta, *upper_) : DeltaLast(delta));
   }
 
-  void Seek(Slice target) override {
+  void Seek(Slice target) override { SeekBounded(target, Slice()); }
+
+  // The base stops at the limit, so the write set's entries stop there too (what follows
+  // would be a merge with an incomplete base).
+  void SeekBounded(Slice target, Slice limit) override {
     if (lower_ && target < Slice(*lower_)) target = *lower_;
+    limit_.assign(limit.data(), limit.size());
     StartRange(std::string(target));
-    base_->Seek(target);
+    if (limit.empty()) {
+      base_->Seek(target);
+    } else {
+      base_->SeekBounded(target, limit);
+    }
     forward_ = true;
     const WriteSet::CfMap* delta = Delta();
     SettleForward(delta, DeltaAtOrAfter(delta, target));
@@ -63,6 +74,7 @@ class TxnIterator final : public Iterator {
       SeekToLast();
       return;
     }
+    limit_.clear();
     StartReverseRange(std::string(target));
     base_->SeekForPrev(target);
     forward_ = false;
@@ -91,6 +103,8 @@ class TxnIterator final : public Iterator {
 
   void Prev() override {
     if (!valid_) return;
+    // Going forward, Prev seeks the base again (below), which ends a bound.
+    limit_.clear();
     const WriteSet::CfMap* delta = Delta();
     if (!forward_ && from_base_) {
       DeltaIt d = DeltaBefore(delta, base_->key());
@@ -137,7 +151,10 @@ class TxnIterator final : public Iterator {
     if (!delta || delta->empty()) return delta ? delta->end() : DeltaIt();
     return std::prev(delta->end());
   }
-  bool InBounds(Slice k) const { return (!lower_ || k >= Slice(*lower_)) && (!upper_ || k < Slice(*upper_)); }
+  bool InBounds(Slice k) const {
+    return (!lower_ || k >= Slice(*lower_)) && (!upper_ || k < Slice(*upper_)) &&
+           (limit_.empty() || k < Slice(limit_));
+  }
 
   // Copies the current entry's key out of the base before the base is repositioned.
   void SaveCurrent() {
@@ -241,11 +258,14 @@ class TxnIterator final : public Iterator {
     range_index_ = ranges_->size() - 1;
     lo_pending_ = true;
   }
-  // Extends the current range up to `k`, or to the end of the iterator's bounds.
+  // Extends the current range up to `k`, or to the end of the iterator's bounds (of a
+  // bounded seek: its limit).
   void ExtendHi(const Slice* k) {
     if (ranges_ == nullptr) return;
     KeyRange& r = range();
-    if (!k) {
+    if (!k && !limit_.empty()) {
+      if (!r.hi_unbounded && Slice(r.hi) < Slice(limit_)) r.hi = limit_;
+    } else if (!k) {
       if (upper_) {
         if (!r.hi_unbounded && Slice(r.hi) < Slice(*upper_)) r.hi = *upper_;
       } else {
@@ -285,6 +305,7 @@ class TxnIterator final : public Iterator {
   bool valid_ = false;
   bool from_base_ = false;   // the current entry is the base's (read in place)
   std::string key_, value_;  // the current entry when it is the write set's
+  std::string limit_;        // of the last SeekBounded (empty: none)
 };
 
 }  // namespace

@@ -24,6 +24,16 @@ class InternalIterator {
   virtual void SeekToLast() = 0;
   // First entry whose internal key is >= target.
   virtual void Seek(Slice target) = 0;
+  // Seek(target) for a caller that reads on only while user keys are < limit (a user key;
+  // empty: no limit). The iterator may pass over sources holding nothing in [target's user
+  // key, limit) (SSTables whose prefix filter rules the range out, left exhausted), so Next
+  // may miss entries from limit on. Prev from a valid position is complete: every source
+  // was sought at target or exhausted, and a merge seeks its sources again when it turns.
+  // The default is Seek(target).
+  virtual void SeekBounded(Slice target, Slice limit) {
+    (void)limit;
+    Seek(target);
+  }
   // Last entry whose internal key is <= target.
   virtual void SeekForPrev(Slice target) = 0;
   virtual void Next() = 0;
