@@ -274,11 +274,16 @@ tidesdb::Status allocate_ids(tidesdb::Transaction* txn, uint64_t count, uint64_t
   return txn->Put(dictionary_cf, kNextIdKey, updated);
 }
 
+// Column family ids[i] gets `options` with filter_prefix_length filter_prefixes[i] (0 past
+// the end of filter_prefixes).
 tidesdb::Status create_index_cfs(const std::vector<uint64_t>& ids,
-                                 const tidesdb::ColumnFamilyOptions& options) {
-  for (uint64_t id : ids) {
+                                 const tidesdb::ColumnFamilyOptions& options,
+                                 const std::vector<size_t>& filter_prefixes) {
+  for (size_t i = 0; i < ids.size(); i++) {
+    tidesdb::ColumnFamilyOptions cf_options = options;
+    cf_options.filter_prefix_length = i < filter_prefixes.size() ? filter_prefixes[i] : 0;
     tidesdb::ColumnFamilyHandle* handle = nullptr;
-    tidesdb::Status s = base_db()->CreateColumnFamily(options, index_cf_name(id), &handle);
+    tidesdb::Status s = base_db()->CreateColumnFamily(cf_options, index_cf_name(ids[i]), &handle);
     if (!s.ok()) return s;
   }
   return tidesdb::Status::OK();
@@ -408,7 +413,8 @@ tidesdb::Status dictionary_startup_recovery() {
 void dictionary_shutdown() { dictionary_cf = nullptr; }
 
 tidesdb::Status dictionary_create_table(const std::string& name, unsigned keys, const TableDef& shape,
-                                        const tidesdb::ColumnFamilyOptions& options, TableDef* created) {
+                                        const tidesdb::ColumnFamilyOptions& options,
+                                        const std::vector<size_t>& filter_prefixes, TableDef* created) {
   std::lock_guard<std::mutex> guard(ddl_mutex);
   auto txn = begin_ddl_transaction();
   std::string existing;
@@ -425,7 +431,7 @@ tidesdb::Status dictionary_create_table(const std::string& name, unsigned keys, 
   def.index_ids.clear();
   for (uint64_t i = 0; i < cfs; i++) def.index_ids.push_back(first + 1 + i);
   def.blob_id = blobs ? first + 1 + cfs : 0;
-  s = create_index_cfs(def.column_family_ids(), options);
+  s = create_index_cfs(def.column_family_ids(), options, filter_prefixes);
   if (s.ok()) {
     crash_point("create_table_after_column_families");
     s = txn->Put(dictionary_cf, table_key(name), encode_table_def(def));
@@ -642,7 +648,8 @@ tidesdb::Status dictionary_set_foreign_keys(const std::string& name, const std::
 }
 
 tidesdb::Status dictionary_truncate_table(const std::string& name, uint64_t auto_increment_start,
-                                          const tidesdb::ColumnFamilyOptions& options, TableDef* renewed) {
+                                          const tidesdb::ColumnFamilyOptions& options,
+                                          const std::vector<size_t>& filter_prefixes, TableDef* renewed) {
   std::lock_guard<std::mutex> guard(ddl_mutex);
   auto txn = begin_ddl_transaction();
   TableDef old_def;
@@ -656,7 +663,7 @@ tidesdb::Status dictionary_truncate_table(const std::string& name, uint64_t auto
   for (size_t i = 0; i < def.index_ids.size(); i++) def.index_ids[i] = first + i;
   if (def.blob_id != 0) def.blob_id = first + count - 1;
   def.auto_increment_start = auto_increment_start;
-  s = create_index_cfs(def.column_family_ids(), options);
+  s = create_index_cfs(def.column_family_ids(), options, filter_prefixes);
   if (s.ok()) s = txn->Put(dictionary_cf, table_key(name), encode_table_def(def));
   if (s.ok()) s = txn->Commit();
   if (!s.ok()) {
@@ -696,10 +703,11 @@ tidesdb::Status dictionary_set_auto_increment(const std::string& name, uint64_t 
 }
 
 tidesdb::Status dictionary_reserve_index_cfs(size_t count, std::vector<uint64_t>* ids) {
-  return dictionary_reserve_index_cfs(count, column_family_options(), ids);
+  return dictionary_reserve_index_cfs(count, column_family_options(), {}, ids);
 }
 
 tidesdb::Status dictionary_reserve_index_cfs(size_t count, const tidesdb::ColumnFamilyOptions& options,
+                                             const std::vector<size_t>& filter_prefixes,
                                              std::vector<uint64_t>* ids) {
   std::lock_guard<std::mutex> guard(ddl_mutex);
   auto txn = begin_ddl_transaction();
@@ -709,7 +717,7 @@ tidesdb::Status dictionary_reserve_index_cfs(size_t count, const tidesdb::Column
   if (!s.ok()) return s;
   ids->clear();
   for (size_t i = 0; i < count; i++) ids->push_back(first + i);
-  s = create_index_cfs(*ids, options);
+  s = create_index_cfs(*ids, options, filter_prefixes);
   if (!s.ok()) drop_index_cfs(*ids);
   return s;
 }

@@ -123,12 +123,14 @@ tidesdb::Status dictionary_startup_recovery();
 void dictionary_shutdown();
 
 // Creates the column families of a new table, each with `options` (the table's:
-// table_options.h), and records it. `keys` is the number of keys; one more column family
-// is made for the rows when hidden_pk, and one for off-row values when shape.blob_id is
-// not 0 (the table has BLOB columns). AlreadyExists-like InvalidArgument if the name is
-// taken.
+// table_options.h) and key i's with filter_prefix_length filter_prefixes[i]
+// (index_filter_prefixes()), and records it. `keys` is the number of keys; one more column
+// family is made for the rows when hidden_pk, and one for off-row values when
+// shape.blob_id is not 0 (the table has BLOB columns). AlreadyExists-like InvalidArgument
+// if the name is taken.
 tidesdb::Status dictionary_create_table(const std::string& name, unsigned keys, const TableDef& shape,
-                                        const tidesdb::ColumnFamilyOptions& options, TableDef* created);
+                                        const tidesdb::ColumnFamilyOptions& options,
+                                        const std::vector<size_t>& filter_prefixes, TableDef* created);
 // NotFound if the dictionary has no table of that name; NotSupported (naming the table) if
 // a newer TideSQL wrote its entry.
 tidesdb::Status dictionary_load_table(const std::string& name, TableDef* def);
@@ -161,15 +163,19 @@ std::vector<std::string> dictionary_children(const std::string& parent);
 // Moves forward with every dictionary change of foreign keys: handlers re-read the ones
 // they resolved when it differs from what they saw.
 uint64_t foreign_key_generation();
-// Gives the table new, empty column families (made with `options`) in one dictionary
-// transaction and drops the old ones. `auto_increment_start` replaces the recorded one.
+// Gives the table new, empty column families (made with `options` and filter_prefixes, as
+// dictionary_create_table) in one dictionary transaction and drops the old ones.
+// `auto_increment_start` replaces the recorded one.
 tidesdb::Status dictionary_truncate_table(const std::string& name, uint64_t auto_increment_start,
-                                          const tidesdb::ColumnFamilyOptions& options, TableDef* renewed);
+                                          const tidesdb::ColumnFamilyOptions& options,
+                                          const std::vector<size_t>& filter_prefixes, TableDef* renewed);
 tidesdb::Status dictionary_set_auto_increment(const std::string& name, uint64_t auto_increment_start);
 // In-place ALTER: column families for new indexes, made with `options` (the table's:
 // table_column_family_options(altered_table->s)) under fresh ids that no table names yet
-// (startup recovery drops them if the ALTER never commits).
+// (startup recovery drops them if the ALTER never commits); the i-th with
+// filter_prefix_length filter_prefixes[i] (0 past its end).
 tidesdb::Status dictionary_reserve_index_cfs(size_t count, const tidesdb::ColumnFamilyOptions& options,
+                                             const std::vector<size_t>& filter_prefixes,
                                              std::vector<uint64_t>* ids);
 // The same with the tidesdb_default_* options (column_family_options()), for column
 // families that belong to no table's options (an index build's log).

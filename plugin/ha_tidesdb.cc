@@ -88,13 +88,14 @@ int ha_tidesdb::create(const char* name, TABLE* form, HA_CREATE_INFO* create_inf
   shape.frm_version.assign(reinterpret_cast<const char*>(form->s->tabledef_version.str),
                            form->s->tabledef_version.length);
   TableDef created;
-  tidesdb::Status s = dictionary_create_table(dict, form->s->keys, shape, options, &created);
+  const std::vector<size_t> filter_prefixes = index_filter_prefixes(form);
+  tidesdb::Status s = dictionary_create_table(dict, form->s->keys, shape, options, filter_prefixes, &created);
   if (s.IsInvalidArgument()) {
     // The server has no table of this name (it checked its .frm files), so the dictionary
     // entry is a leftover of a DROP that did not finish: the new table must start empty.
     sql_print_warning("TidesDB: replacing the stale dictionary entry of %s", dict.c_str());
     s = dictionary_drop_table(dict);
-    if (s.ok()) s = dictionary_create_table(dict, form->s->keys, shape, options, &created);
+    if (s.ok()) s = dictionary_create_table(dict, form->s->keys, shape, options, filter_prefixes, &created);
   }
   if (!s.ok()) return ha_error_from_status(s, "CREATE TABLE");
   return 0;
@@ -223,8 +224,8 @@ int ha_tidesdb::truncate() {
   if (trx_ != nullptr) trx_->release_cursors();
   std::lock_guard<std::mutex> guard(share_->mutex);
   TableDef renewed;
-  tidesdb::Status s =
-      dictionary_truncate_table(share_->name, 0, table_column_family_options(table->s), &renewed);
+  tidesdb::Status s = dictionary_truncate_table(share_->name, 0, table_column_family_options(table->s),
+                                                index_filter_prefixes(table), &renewed);
   if (!s.ok()) return ha_error_from_status(s, "TRUNCATE TABLE");
   share_->def = renewed;
   if (!share_->resolve_column_families()) return HA_ERR_CRASHED_ON_USAGE;

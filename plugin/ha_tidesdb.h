@@ -189,8 +189,9 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   void close_iterator();
   // Re-creates an iterator released at a transaction boundary at the entry last returned.
   bool reposition();
-  // Delivers the entry the iterator is at (or END_OF_FILE / the error).
-  int deliver_from_iterator(uchar* buf, bool forward);
+  // Delivers the entry the iterator is at (or END_OF_FILE / the error). Run into the bound
+  // of a bounded seek (bound_), it ends there, or with past_bound seeks on unbounded.
+  int deliver_from_iterator(uchar* buf, bool forward, bool past_bound = false);
   // Whether `record` (a row of this table, primary key row_pk_) has `entry_key` as its
   // entry in secondary index `index`. A row locked at its latest commit
   // (tidesdb_locking_reads_latest) through an entry a snapshot iterator found may have
@@ -215,6 +216,9 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   bool entry_primary_key(uint index, std::string_view key, std::string_view value, std::string* pk,
                          std::string_view* packed) const;
   int seek_index(uchar* buf, const std::string& target, enum ha_rkey_function find_flag);
+  // index_next; within_bound: an index_next_same, which ends at the bound of an exact or
+  // prefix read instead of seeking on past it.
+  int next_in_index(uchar* buf, bool within_bound);
   // ref / dup_ref layout: 2-byte length + primary key, zero-padded (hidden: 8-byte row id).
   void store_ref(uchar* to, const std::string& pk) const;
 
@@ -301,6 +305,9 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   bool iter_released_ = false;                      // iter_ was dropped at a transaction end; reposition()
   std::string last_key_;                            // the key the scan last returned (its own column family)
   std::string prefix_;                              // index_next_same: the prefix of the last index_read
+  // The limit iter_ was sought with (SeekBounded: an exact or prefix read stops at the
+  // prefix's successor); empty when unbounded. index_next past it seeks on unbounded.
+  std::string bound_;
   bool keyread_ = false;
 
   // The row last read: its primary key, its stored value (BLOB columns point into it),

@@ -377,11 +377,16 @@ bool ha_tidesdb::prepare_inplace_alter_table(TABLE* altered_table, Alter_inplace
   std::vector<uint64_t> fresh;
   if (info->index_add_count != 0) {
     // One more for the log of the writes made while the indexes are built.
-    // The table's options (a changed one would have sent the ALTER to the copy path).
+    // The table's options (a changed one would have sent the ALTER to the copy path), and
+    // the new keys' filter prefixes in key order (the order they take the fresh ids in).
+    const std::vector<size_t> all_prefixes = index_filter_prefixes(altered_table);
+    std::vector<size_t> prefixes;
+    for (uint k = 0; k < keys; k++)
+      if (added[k]) prefixes.push_back(all_prefixes[k]);
     tidesdb::Status s = dictionary_reserve_index_cfs(
         info->index_add_count + 1,
         table_column_family_options(info->create_info->option_list, info->create_info->option_struct),
-        &fresh);
+        prefixes, &fresh);
     if (!s.ok()) {
       ha_error_from_status(s, "ALTER TABLE", ha_thd());
       return true;

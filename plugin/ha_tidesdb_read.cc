@@ -25,6 +25,7 @@ void ha_tidesdb::open_iterator(tidesdb::ColumnFamilyHandle* cf) {
   tidesdb::Transaction* t = txn();
   iter_ = t->NewIterator(tidesdb::ReadOptions(), cf);
   iter_cf_ = cf;
+  bound_.clear();
   trx_->add_cursor(this);
 }
 
@@ -230,10 +231,17 @@ int ha_tidesdb::entry_into_record(std::string_view key, std::string_view packed,
   }
 }
 
-int ha_tidesdb::deliver_from_iterator(uchar* buf, bool forward) {
+int ha_tidesdb::deliver_from_iterator(uchar* buf, bool forward, bool past_bound) {
   while (true) {
     if (!iter_->Valid()) {
       if (!iter_->status().ok()) return report(iter_->status(), "scan");
+      if (past_bound && forward && !bound_.empty()) {
+        // The bounded seek's range is done (the iterator may know nothing past it): seek
+        // on from the bound, unbounded.
+        iter_->Seek(bound_);
+        bound_.clear();
+        continue;
+      }
       return HA_ERR_END_OF_FILE;
     }
     std::string_view key = view(iter_->key());
@@ -391,11 +399,15 @@ int ha_tidesdb::seek_index(uchar* buf, const std::string& target, enum ha_rkey_f
   if (!iter_ || iter_cf_ != index_cf(active_index)) open_iterator(index_cf(active_index));
   prefix_ = target;
   std::string successor = prefix_successor(target);
+  bound_.clear();
   int error;
   switch (find_flag) {
     case HA_READ_KEY_EXACT:
     case HA_READ_PREFIX:
-      iter_->Seek(target);
+      // Only keys with the prefix are wanted: SSTables whose prefix filters rule it out
+      // are passed over.
+      bound_ = successor;
+      iter_->SeekBounded(target, successor);
       error = deliver_from_iterator(buf, true);
       if (error == 0 && !starts_with(last_key_, target)) error = HA_ERR_KEY_NOT_FOUND;
       break;
@@ -505,7 +517,9 @@ int ha_tidesdb::index_read_last_map(uchar* buf, const uchar* key, key_part_map k
   return index_read_map(buf, key, keypart_map, HA_READ_PREFIX_LAST);
 }
 
-int ha_tidesdb::index_next(uchar* buf) {
+int ha_tidesdb::index_next(uchar* buf) { return next_in_index(buf, false); }
+
+int ha_tidesdb::next_in_index(uchar* buf, bool within_bound) {
   if (iter_) {
     iter_->Next();
   } else if (reposition()) {
@@ -514,10 +528,11 @@ int ha_tidesdb::index_next(uchar* buf) {
   } else {
     return HA_ERR_END_OF_FILE;
   }
-  return deliver_from_iterator(buf, true);
+  return deliver_from_iterator(buf, true, !within_bound);
 }
 
 int ha_tidesdb::index_prev(uchar* buf) {
+  bound_.clear();  // the iterator's Prev ends its bound
   if (iter_) {
     iter_->Prev();
   } else if (reposition()) {
@@ -552,7 +567,8 @@ int ha_tidesdb::index_next_same(uchar* buf, const uchar* key, uint keylen) {
     if (codec.parts_length(prefix_, codec.parts(), &any_null) == prefix_.size() && !any_null)
       return HA_ERR_END_OF_FILE;
   }
-  int error = index_next(buf);
+  // A bound (the successor of prefix_) ends the entries with the prefix: no seek past it.
+  int error = next_in_index(buf, true);
   if (error == 0 && !starts_with(last_key_, prefix_)) error = HA_ERR_END_OF_FILE;
   return error;
 }

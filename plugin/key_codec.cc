@@ -407,6 +407,15 @@ size_t KeyCodec::max_length() const {
   return n;
 }
 
+size_t KeyCodec::fixed_prefix_length() const {
+  size_t n = 0;
+  for (const Part& part : parts_) {
+    if (part.kind == Kind::kBinaryVar) break;
+    n += (part.nullable ? 1 : 0) + part.image_length;
+  }
+  return n;
+}
+
 bool KeyCodec::first_part_integer(std::string_view encoded, longlong* value, bool* is_unsigned) const {
   if (parts_.empty() || parts_[0].kind != Kind::kInt) return false;
   const Part& part = parts_[0];

@@ -74,6 +74,9 @@ class KeyCodec {
 
   // Most bytes the images of all parts can take.
   size_t max_length() const;
+  // Bytes of the images of the key's leading parts that have a fixed length (a NULL takes
+  // fewer), up to the first variable-length part.
+  size_t fixed_prefix_length() const;
   // The value of an integer first part of an encoded key (AUTO_INCREMENT recovery); false
   // if the first part is not an integer or is NULL.
   bool first_part_integer(std::string_view encoded, longlong* value, bool* is_unsigned) const;

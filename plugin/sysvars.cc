@@ -153,6 +153,12 @@ MYSQL_SYSVAR_BOOL(use_btree, sysvars.use_btree, kDynamicBool,
                   "a single index block",
                   nullptr, nullptr, kCfDefaults.use_btree);
 
+MYSQL_SYSVAR_BOOL(index_filter_prefixes, sysvars.index_filter_prefixes, kDynamicBool,
+                  "The bloom filters of secondary keys of tables created from now on hold the prefix of "
+                  "their leading fixed-length columns, so that the optimizer's estimate of an equality "
+                  "on them passes over the SSTables without it; OFF = whole keys",
+                  nullptr, nullptr, true);
+
 MYSQL_SYSVAR_STR(debug_crash_point, sysvars.debug_crash_point, PLUGIN_VAR_RQCMDARG | PLUGIN_VAR_MEMALLOC,
                  "Tests only: the server process exits at once when a DDL reaches the named crash point "
                  "(e.g. create_table_after_column_families); empty = none",
@@ -248,6 +254,7 @@ st_mysql_sys_var* system_variables[] = {
     MYSQL_SYSVAR(default_tombstone_density_trigger),
     MYSQL_SYSVAR(default_tombstone_density_min_entries),
     MYSQL_SYSVAR(use_btree),
+    MYSQL_SYSVAR(index_filter_prefixes),
     MYSQL_SYSVAR(debug_crash_point),
     MYSQL_SYSVAR(debug_pause_index_build),
     MYSQL_SYSVAR(print_all_conflicts),

@@ -60,6 +60,7 @@ struct SystemVariables {
   unsigned int default_tombstone_density_trigger;  // parts per 10,000 (5000 = 0.50); 0 = off
   unsigned long long default_tombstone_density_min_entries;
   char use_btree;
+  char index_filter_prefixes;  // secondary keys' column families get a filter_prefix_length
 
   // Dynamic: every conflict, deadlock and lock wait timeout goes to the error log.
   char print_all_conflicts;

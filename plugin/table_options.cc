@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "key_codec.h"
 #include "sysvars.h"
 
 namespace tidesql {
@@ -112,6 +113,18 @@ bool table_options_differ(const TABLE_SHARE* share, const HA_CREATE_INFO* create
     if (memcmp(old_value, new_value, size) != 0) return true;
   }
   return false;
+}
+
+std::vector<size_t> index_filter_prefixes(TABLE* table) {
+  std::vector<size_t> prefixes(table->s->keys, 0);
+  if (!sysvars.index_filter_prefixes) return prefixes;
+  for (uint k = 0; k < table->s->keys; k++) {
+    if (k == table->s->primary_key) continue;
+    KeyCodec codec;
+    codec.init(table, k);
+    prefixes[k] = codec.fixed_prefix_length();
+  }
+  return prefixes;
 }
 
 }  // namespace tidesql

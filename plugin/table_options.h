@@ -20,6 +20,8 @@
 #include <handler.h>
 #include <table.h>
 
+#include <vector>
+
 #include "tidesdb/options.h"
 
 // The server's name for the struct it fills from the options (TABLE_SHARE::option_struct,
@@ -53,6 +55,13 @@ tidesdb::ColumnFamilyOptions table_column_family_options(const engine_option_val
 inline tidesdb::ColumnFamilyOptions table_column_family_options(const TABLE_SHARE* share) {
   return table_column_family_options(share->option_list, share->option_struct);
 }
+
+// ColumnFamilyOptions::filter_prefix_length of each key's column family, in key order: for
+// a secondary key its leading fixed-length parts' image length (an equality on them is a
+// range inside one prefix, which the column family's bloom filters then answer), for the
+// primary key 0 (its filters keep whole keys for point lookups); all 0 when
+// tidesdb_index_filter_prefixes is OFF.
+std::vector<size_t> index_filter_prefixes(TABLE* table);
 
 // CREATE: the values the server accepts but the engine refuses (a number option given as a
 // word, which the server reads as 0). False after reporting ER_BAD_OPTION_VALUE.
