@@ -20,6 +20,8 @@
 // Randomized: TIDESDB_CRASH_SEED=<seed>, TIDESDB_CRASH_ROUNDS=<n> rounds (default 40).
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <atomic>
 #include <mutex>
 #include <random>
@@ -314,6 +316,8 @@ TEST_F(WalPowerLossTest, RotatedWalsEndAtTheirLastRecord) {
   for (int i = 0; i < 150; ++i) Put(Key(0, i));  // ~250 KB through 64 KB memtables
   const std::vector<std::string> wals = test::FilesWithSuffix(dir_->path(), ".wal");
   for (size_t i = 0; i + 1 < wals.size(); ++i) {
+    // A background flush may delete an old WAL after the listing: nothing to check then.
+    if (!std::filesystem::exists(dir_->Sub(wals[i]))) continue;
     bool zero_tail = true;
     EXPECT_EQ(RecordsEnd(dir_->Sub(wals[i]), &zero_tail), SizeOf(dir_->Sub(wals[i]))) << wals[i];
     EXPECT_FALSE(zero_tail) << wals[i];
