@@ -58,9 +58,13 @@ TEST(BloomTest, RangeFilterKeyOnlyForRangesInsideOnePrefix) {
   EXPECT_EQ("abc", key);
   EXPECT_TRUE(RangeFilterKey("abc12", "abc9", 3, &key));
   EXPECT_EQ("abc", key);
-  EXPECT_TRUE(RangeFilterKey(std::string("a\xff\xff", 3), "b", 3, &key));
-  EXPECT_EQ(std::string("a\xff\xff", 3), key);
-  EXPECT_TRUE(RangeFilterKey(std::string("a\x01\xffz", 4), std::string("a\x02", 2), 3, &key));
+  // The key views start, so start must outlive it.
+  const std::string all_ones_tail("a\xff\xff", 3);
+  EXPECT_TRUE(RangeFilterKey(all_ones_tail, "b", 3, &key));
+  EXPECT_EQ(all_ones_tail, key);
+  const std::string carry("a\x01\xffz", 4);
+  EXPECT_TRUE(RangeFilterKey(carry, std::string("a\x02", 2), 3, &key));
+  EXPECT_EQ(std::string("a\x01\xff", 3), key);
   // Not inside one: limits past the successor, a start shorter than the prefix, no limit,
   // a prefix without a successor (all 0xff), no prefix configured.
   EXPECT_FALSE(RangeFilterKey("abc", "abe", 3, &key));
