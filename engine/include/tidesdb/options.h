@@ -61,7 +61,14 @@ struct ColumnFamilyOptions {
   bool use_btree = false;
 
   // Compaction and back-pressure (used by the compaction scheduler).
-  int l1_file_count_trigger = 4;            // L0 files that trigger a compaction into L1
+  int l1_file_count_trigger = 4;  // L0 files that trigger a compaction into L1
+  // 0: only the file count above compacts L0 into L1. N > 0: so does an L0 holding at least
+  // 1/N of the bytes of the L1 files it overlaps (any L0 over an L1 it does not overlap), so
+  // a column family that is small beside its flushes (a secondary index, a small table)
+  // keeps one sorted run below its memtables, for a rewrite of at most N times the L0 bytes.
+  // Reads of such a CF then seek two runs (memtable, L1) instead of up to
+  // l1_file_count_trigger + 1.
+  int l0_compaction_size_ratio = 0;
   int l0_queue_stall_threshold = 20;        // L0 files + immutable memtables before writes stall
   uint64_t level_size_base = 256ull << 20;  // target size of the first non-L0 level
   int level_size_multiplier = 10;

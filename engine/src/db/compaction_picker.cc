@@ -285,6 +285,13 @@ std::optional<CompactionInputs> PickCompaction(const Version& v, const ColumnFam
     CompactionInputs c = SizeCompaction(v, options, 0, v.levels[0], "l0-file-count", relocate);
     if (admitted(c)) return c;
   }
+  // (1b) L0 small beside the L1 files it overlaps (l0_compaction_size_ratio): merged at
+  // once, while the rewrite costs at most that ratio times the L0 bytes.
+  if (l0_files > 0 && options.l0_compaction_size_ratio > 0) {
+    CompactionInputs c = SizeCompaction(v, options, 0, v.levels[0], "l0-size-ratio", relocate);
+    const uint64_t ratio = static_cast<uint64_t>(options.l0_compaction_size_ratio);
+    if (LevelBytes(c.upper) * ratio >= LevelBytes(c.lower) && admitted(c)) return c;
+  }
   // (2) The levels over their targets, the one most over first (the deeper one of equals).
   // Files that running compactions are taking out of a level do not count towards its size:
   // a second compaction of a level is picked only if the level stays over its target

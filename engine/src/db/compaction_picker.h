@@ -10,7 +10,9 @@
 // but never less than level_size_base. So most data ends in the last level and space
 // amplification stays near 1 + 1/multiplier whatever the data size.
 //
-// Priority: (1) L0 file count >= l1_file_count_trigger; (2) the level with the highest
+// Priority: (1) L0 file count >= l1_file_count_trigger, or (1b) with l0_compaction_size_ratio
+// N > 0, L0 bytes >= 1/N of the bytes of the L1 files L0 overlaps (all of L0 and those
+// files either way; a small CF then keeps a single run below its memtables); (2) the level with the highest
 // size/target score >= 1; (3) value-log garbage collection (below); (4) a file whose
 // tombstone density >= tombstone_density_trigger (with at least
 // tombstone_density_min_entries entries), so deletes do not leave readers walking tombstones.
@@ -37,7 +39,7 @@
 // reference. Nothing is collected or deleted in a CF while any of its files has unknown
 // references (logged before references existed).
 //
-// Trivial move. A size-driven compaction ((1) and (2)) whose files may reach the output
+// Trivial move. A size-driven compaction ((1), (1b) and (2)) whose files may reach the output
 // level unchanged is done by a manifest edit alone (CompactionInputs::move): sequential
 // inserts then cost one flush and no rewrite. It is allowed when the move keeps every
 // invariant and skips no work a rewrite is due to do (CanMoveWithoutRewrite): nothing in the

@@ -68,6 +68,45 @@ TEST(CompactionPicker, L0FileCountMovesAllOfL0WithOverlappingL1) {
   EXPECT_EQ(lower, (std::vector<uint64_t>{1, 2, 3, 4}));  // L0 spans a..n
 }
 
+TEST(CompactionPicker, L0SizeRatioMergesAnL0SmallBesideTheL1ItOverlaps) {
+  ColumnFamilyOptions o = Opts();
+  o.l0_compaction_size_ratio = 10;
+  Version v;
+  v.levels.resize(4);
+  v.levels[0] = {File(9, "c", "d", 10)};
+  // L1 stays under its target (1000), so only the ratio can pick.
+  v.levels[1] = {File(1, "a", "b", 100), File(2, "c", "e", 100), File(3, "f", "z", 100)};
+  std::vector<std::string> cursors;
+  auto c = PickCompaction(v, o, &cursors);
+  ASSERT_TRUE(c);
+  EXPECT_STREQ(c->reason, "l0-size-ratio");
+  EXPECT_EQ(c->level, 0);
+  EXPECT_EQ(c->output_level, 1);
+  ASSERT_EQ(c->upper.size(), 1u);
+  ASSERT_EQ(c->lower.size(), 1u);
+  EXPECT_EQ(c->lower[0]->file_number, 2u);  // only the overlapped bytes count
+  EXPECT_FALSE(c->move);
+
+  // The overlapped L1 bytes are more than ten times L0's: wait for the file count.
+  v.levels[1][1] = File(2, "c", "e", 101);
+  EXPECT_FALSE(PickCompaction(v, o, &cursors));
+  // Exactly ten times: merged.
+  v.levels[1][1] = File(2, "c", "e", 100);
+  EXPECT_TRUE(PickCompaction(v, o, &cursors));
+  // Off (0, the default): only the file count.
+  o.l0_compaction_size_ratio = 0;
+  EXPECT_FALSE(PickCompaction(v, o, &cursors));
+
+  // An L0 over no L1 file goes down at once (here merged: too small to move).
+  o.l0_compaction_size_ratio = 10;
+  v.levels[0] = {File(9, "c1", "c2", 10)};
+  v.levels[1] = {File(1, "a", "b", 100), File(3, "f", "z", 100)};
+  c = PickCompaction(v, o, &cursors);
+  ASSERT_TRUE(c);
+  EXPECT_STREQ(c->reason, "l0-size-ratio");
+  EXPECT_TRUE(c->lower.empty());
+}
+
 TEST(CompactionPicker, DynamicTargetsFollowTheLastLevel) {
   Version v;
   v.levels.resize(4);

@@ -148,6 +148,55 @@ TEST_F(CompactionTest, BackgroundCompactionKeepsL0SmallAndDataIntact) {
   EXPECT_EQ(CountKeys(), static_cast<int>(model.size()));
 }
 
+TEST_F(CompactionTest, L0SizeRatioKeepsASmallColumnFamilyInOneRunBelowItsMemtables) {
+  // Two alike CFs whose file count would never trigger; one merges its L0 by size ratio.
+  ColumnFamilyOptions o = options_.default_cf_options;
+  o.l1_file_count_trigger = 100;
+  o.l0_compaction_size_ratio = 10;
+  ColumnFamilyHandle* merged = nullptr;
+  ColumnFamilyHandle* piled = nullptr;
+  ASSERT_TRUE(db_->CreateColumnFamily(o, "merged", &merged).ok());
+  o.l0_compaction_size_ratio = 0;
+  ASSERT_TRUE(db_->CreateColumnFamily(o, "piled", &piled).ok());
+  auto files_at = [&](ColumnFamilyHandle* h, int level) {
+    std::string v;
+    EXPECT_TRUE(db_->GetProperty(h, "tidesdb.num-files-at-level" + std::to_string(level), &v));
+    return std::stoi(v);
+  };
+  std::map<std::string, std::string> model;
+  for (int round = 0; round < 4; ++round) {
+    for (int i = 0; i < 300; ++i) {
+      const std::string k = Key((i * 7 + round * 3) % 500);
+      const std::string v = std::to_string(round) + std::string(40, 'v');
+      ASSERT_TRUE(db_->Put(WriteOptions(), merged, k, v).ok());
+      ASSERT_TRUE(db_->Put(WriteOptions(), piled, k, v).ok());
+      model[k] = v;
+    }
+    ASSERT_TRUE(db_->Flush(FlushOptions(), merged).ok());
+    ASSERT_TRUE(db_->Flush(FlushOptions(), piled).ok());
+    ASSERT_TRUE(db_->WaitForBackgroundWork().ok());
+    // Each flush is at least a tenth of what the merged CF holds: down at once.
+    EXPECT_EQ(files_at(merged, 0), 0) << "round " << round;
+    EXPECT_GE(files_at(merged, 1), 1) << "round " << round;
+    EXPECT_EQ(files_at(piled, 0), round + 1) << "round " << round;
+  }
+  for (ColumnFamilyHandle* h : {merged, piled}) {
+    auto it = db_->NewIterator(ReadOptions(), h);
+    auto m = model.begin();
+    for (it->SeekToFirst(); it->Valid(); it->Next(), ++m) {
+      ASSERT_NE(m, model.end());
+      ASSERT_EQ(std::string(it->key()), m->first);
+      ASSERT_EQ(it->value(), m->second);
+    }
+    ASSERT_TRUE(it->status().ok());
+    ASSERT_EQ(m, model.end());
+  }
+  // The ratio is one of the CF's options (persisted with them: version_edit_test).
+  std::string options;
+  ASSERT_TRUE(db_->GetProperty(merged, "tidesdb.options", &options));
+  EXPECT_NE(options.find("l0_compaction_size_ratio=10"), std::string::npos) << options;
+}
+
 TEST_F(CompactionTest, OverwritesAreReclaimed) {
   // No background compaction: measure six flushed versions, then one manual compaction.
   db_.reset();

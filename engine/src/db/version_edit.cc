@@ -51,6 +51,7 @@ void ForEachOption(Options& o, F&& f) {
   f(16, "target_file_size", o.target_file_size);
   f(17, "value_log_gc_threshold", o.value_log_gc_threshold);
   f(18, "filter_prefix_length", o.filter_prefix_length);
+  f(19, "l0_compaction_size_ratio", o.l0_compaction_size_ratio);
 }
 
 template <typename T>
@@ -180,7 +181,7 @@ void EncodeColumnFamilyOptions(const ColumnFamilyOptions& options, std::string* 
   // Does not compile once ColumnFamilyOptions gains or loses a field: a new option must be
   // added to ForEachOption (with a new tag) or it would silently not be persisted.
   [[maybe_unused]] const auto& [f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17,
-                                f18] = options;
+                                f18, f19] = options;
   ForEachOption(options, [dst](uint32_t tag, const char*, const auto& value) {
     PutVarint32(dst, tag);
     EncodeOptionValue(value, dst);

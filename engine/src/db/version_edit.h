@@ -59,7 +59,7 @@
 //   9 l0_queue_stall_threshold  10 level_size_base  11 level_size_multiplier
 //   12 max_levels  13 tombstone_density_trigger  14 tombstone_density_min_entries
 //   15 default_ttl_seconds  16 target_file_size  17 value_log_gc_threshold
-//   18 filter_prefix_length
+//   18 filter_prefix_length  19 l0_compaction_size_ratio
 #pragma once
 
 #include <cstdint>

@@ -42,6 +42,7 @@ ColumnFamilyOptions NonDefaultOptions() {
   o.tombstone_density_min_entries = 12345678901ull;
   o.default_ttl_seconds = 86400;
   o.filter_prefix_length = 13;
+  o.l0_compaction_size_ratio = 7;
   return o;
 }
 
@@ -63,6 +64,7 @@ void ExpectSameOptions(const ColumnFamilyOptions& a, const ColumnFamilyOptions& 
   EXPECT_EQ(a.tombstone_density_min_entries, b.tombstone_density_min_entries);
   EXPECT_EQ(a.default_ttl_seconds, b.default_ttl_seconds);
   EXPECT_EQ(a.filter_prefix_length, b.filter_prefix_length);
+  EXPECT_EQ(a.l0_compaction_size_ratio, b.l0_compaction_size_ratio);
 }
 
 void ExpectSameEdit(const VersionEdit& a, const VersionEdit& b) {
@@ -232,7 +234,7 @@ TEST(VersionEdit, DebugString) {
             "level_size_base=18446744073709551615, level_size_multiplier=3, max_levels=12, "
             "tombstone_density_trigger=0.75, tombstone_density_min_entries=12345678901, "
             "default_ttl_seconds=86400, target_file_size=67108864, value_log_gc_threshold=0.5, "
-            "filter_prefix_length=13}\n"
+            "filter_prefix_length=13, l0_compaction_size_ratio=7}\n"
             "  drop_column_family: cf 2\n"
             "  flushed_sequence: cf 3 seq 99\n"
             "  new_file: cf 3 level 1 #9 size 2048 keys ['a\\x01' @ 7 : 1 .. 'b' @ 5 : 0] seqs [5 .. 7] "
