@@ -135,6 +135,13 @@ MYSQL_SYSVAR_UINT(default_l1_file_count_trigger, sysvars.default_l1_file_count_t
                   "from now on)",
                   nullptr, nullptr, static_cast<unsigned int>(kCfDefaults.l1_file_count_trigger), 1, 1024, 0);
 
+MYSQL_SYSVAR_UINT(default_l0_compaction_size_ratio, sysvars.default_l0_compaction_size_ratio, kDynamic,
+                  "Level 0 of a table is also compacted into level 1 once the level-1 files it "
+                  "overlaps hold at most this many times its bytes, so that a table or index small "
+                  "beside its flushes keeps one sorted run below its memtables; 0 = only the file "
+                  "count (tables created from now on)",
+                  nullptr, nullptr, kDefaultL0CompactionSizeRatio, 0, 1024, 0);
+
 MYSQL_SYSVAR_UINT(default_tombstone_density_trigger, sysvars.default_tombstone_density_trigger, kDynamic,
                   "Share of tombstones in an SSTable that forces its compaction, in parts per 10,000 "
                   "(5000 = 0.50); 0 = off (tables created from now on)",
@@ -251,6 +258,7 @@ st_mysql_sys_var* system_variables[] = {
     MYSQL_SYSVAR(default_bloom_fpr),
     MYSQL_SYSVAR(default_l0_queue_stall_threshold),
     MYSQL_SYSVAR(default_l1_file_count_trigger),
+    MYSQL_SYSVAR(default_l0_compaction_size_ratio),
     MYSQL_SYSVAR(default_tombstone_density_trigger),
     MYSQL_SYSVAR(default_tombstone_density_min_entries),
     MYSQL_SYSVAR(use_btree),
@@ -310,6 +318,7 @@ tidesdb::ColumnFamilyOptions column_family_options() {
   cf.bloom_fpr = static_cast<double>(sysvars.default_bloom_fpr) / kPartsPer;
   cf.l0_queue_stall_threshold = static_cast<int>(sysvars.default_l0_queue_stall_threshold);
   cf.l1_file_count_trigger = static_cast<int>(sysvars.default_l1_file_count_trigger);
+  cf.l0_compaction_size_ratio = static_cast<int>(sysvars.default_l0_compaction_size_ratio);
   cf.tombstone_density_trigger = static_cast<double>(sysvars.default_tombstone_density_trigger) / kPartsPer;
   cf.tombstone_density_min_entries = sysvars.default_tombstone_density_min_entries;
   cf.use_btree = sysvars.use_btree;

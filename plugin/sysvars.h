@@ -57,6 +57,7 @@ struct SystemVariables {
   unsigned int default_bloom_fpr;     // parts per 10,000 (100 = 1 %)
   unsigned int default_l0_queue_stall_threshold;
   unsigned int default_l1_file_count_trigger;
+  unsigned int default_l0_compaction_size_ratio;   // 0 = off
   unsigned int default_tombstone_density_trigger;  // parts per 10,000 (5000 = 0.50); 0 = off
   unsigned long long default_tombstone_density_min_entries;
   char use_btree;
@@ -87,6 +88,10 @@ bool debug_skip_index_writes(THD* thd);
 // Tests only (tidesdb_debug_newer_format): which records this session writes in the next
 // format version, as a newer build would (rows: write_row; table definitions:
 // encode_table_def).
+// The plugin's l0_compaction_size_ratio for its tables (the library's default is 0, off): a
+// secondary index or small table is merged into one run below the memtables after each
+// flush while that costs at most ten times the flushed bytes (docs/SQL-ENGINE.md).
+constexpr unsigned int kDefaultL0CompactionSizeRatio = 10;
 constexpr unsigned long kNewerFormatOff = 0, kNewerFormatRow = 1, kNewerFormatTable = 2;
 unsigned long debug_newer_format(THD* thd);
 bool pessimistic_locking(THD* thd);

@@ -20,6 +20,7 @@ constexpr char kValueThreshold[] = "VALUE_THRESHOLD";
 constexpr char kWriteBufferSize[] = "WRITE_BUFFER_SIZE";
 constexpr char kL0QueueStallThreshold[] = "L0_QUEUE_STALL_THRESHOLD";
 constexpr char kL1FileCountTrigger[] = "L1_FILE_COUNT_TRIGGER";
+constexpr char kL0CompactionSizeRatio[] = "L0_COMPACTION_SIZE_RATIO";
 constexpr char kTombstoneDensityTrigger[] = "TOMBSTONE_DENSITY_TRIGGER";
 
 // Ratios are in parts per 10,000, as the tidesdb_default_* variables.
@@ -41,6 +42,8 @@ ha_create_table_option table_option_rules[] = {
     HA_TOPTION_NUMBER(kWriteBufferSize, write_buffer_size, 64 * kMiB, 1 * kMiB, 4 * kGiB, 1),
     HA_TOPTION_NUMBER(kL0QueueStallThreshold, l0_queue_stall_threshold, 20, 1, 1024, 1),
     HA_TOPTION_NUMBER(kL1FileCountTrigger, l1_file_count_trigger, 4, 1, 1024, 1),
+    HA_TOPTION_NUMBER(kL0CompactionSizeRatio, l0_compaction_size_ratio, kDefaultL0CompactionSizeRatio, 0,
+                      1024, 1),
     HA_TOPTION_NUMBER(kTombstoneDensityTrigger, tombstone_density_trigger, 5000, 0, 10000, 1),
     HA_TOPTION_END,
 };
@@ -78,6 +81,8 @@ tidesdb::ColumnFamilyOptions table_column_family_options(const engine_option_val
   if (given(kL0QueueStallThreshold))
     cf.l0_queue_stall_threshold = static_cast<int>(values->l0_queue_stall_threshold);
   if (given(kL1FileCountTrigger)) cf.l1_file_count_trigger = static_cast<int>(values->l1_file_count_trigger);
+  if (given(kL0CompactionSizeRatio))
+    cf.l0_compaction_size_ratio = static_cast<int>(values->l0_compaction_size_ratio);
   if (given(kTombstoneDensityTrigger))
     cf.tombstone_density_trigger = static_cast<double>(values->tombstone_density_trigger) / kPartsPer;
   return cf;
