@@ -85,13 +85,13 @@ extern st_mysql_sys_var* system_variables[];
 bool skip_unique_check(THD* thd);
 // Tests only (tidesdb_debug_skip_index_writes): writes skip the secondary indexes.
 bool debug_skip_index_writes(THD* thd);
+// The plugin's l0_compaction_size_ratio for its tables (the library's default is 0, off): a
+// secondary index or small table is merged into one run below the memtables after each
+// flush while that costs at most ten times the flushed bytes (docs/SYSTEM-VARIABLES.md).
+constexpr unsigned int kDefaultL0CompactionSizeRatio = 10;
 // Tests only (tidesdb_debug_newer_format): which records this session writes in the next
 // format version, as a newer build would (rows: write_row; table definitions:
 // encode_table_def).
-// The plugin's l0_compaction_size_ratio for its tables (the library's default is 0, off): a
-// secondary index or small table is merged into one run below the memtables after each
-// flush while that costs at most ten times the flushed bytes (docs/SQL-ENGINE.md).
-constexpr unsigned int kDefaultL0CompactionSizeRatio = 10;
 constexpr unsigned long kNewerFormatOff = 0, kNewerFormatRow = 1, kNewerFormatTable = 2;
 unsigned long debug_newer_format(THD* thd);
 bool pessimistic_locking(THD* thd);

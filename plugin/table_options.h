@@ -36,7 +36,7 @@ struct ha_table_option_struct {
   ulonglong write_buffer_size;          // per-CF memtable size (tidesdb_unified_memtable=OFF)
   ulonglong l0_queue_stall_threshold;   // level-0 files + frozen memtables that stall writes
   ulonglong l1_file_count_trigger;      // level-0 files that trigger a compaction into L1
-  ulonglong l0_compaction_size_ratio;   // L1 bytes over level-0 bytes that compact at most; 0 = off
+  ulonglong l0_compaction_size_ratio;   // level 0 merges once overlapped L1 <= this x its bytes; 0 = off
   ulonglong tombstone_density_trigger;  // parts per 10,000 of tombstones; 0 = off
 };
 
