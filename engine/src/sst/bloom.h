@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "util/filter_key.h"
+
 #include "tidesdb/slice.h"
 
 namespace tidesdb {
@@ -38,20 +40,6 @@ class FilterBuilder {
   int num_probes_;
   std::vector<uint64_t> hashes_;
 };
-
-// What a filter built with prefix_length holds for user_key (format.h, the filter block):
-// its first prefix_length bytes, or the whole key when prefix_length is 0 or the key is
-// shorter.
-inline Slice FilterKey(Slice user_key, size_t prefix_length) {
-  if (prefix_length == 0 || user_key.size() < prefix_length) return user_key;
-  return Slice(user_key.data(), prefix_length);
-}
-
-// The filter key shared by every user key in [start, limit) when they all begin with
-// start's first prefix_length bytes (limit is at most the successor of that prefix), so
-// that one probe rules the whole range in or out; false otherwise (an empty limit is
-// unbounded).
-bool RangeFilterKey(Slice start, Slice limit, size_t prefix_length, Slice* key);
 
 class FilterReader {
  public:
