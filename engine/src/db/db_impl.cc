@@ -451,14 +451,15 @@ Status DBImpl::ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bo
     std::string scratch;
     Status Put(uint32_t cf_id, Slice key, Slice value, uint64_t expire_at) override {
       if (cf_id > db->max_cf_id_) return UnknownCf(cf_id);
-      if (MemTable* mem = Target(cf_id)) {
+      if (const ColumnFamilyData* cfd = Target(cf_id)) {
+        MemTable* mem = cfd->slot->active.mem.get();
         if (expire_at == 0) {
-          mem->Add(cf_id, seq, ValueType::kValue, key, value);
+          mem->Add(cf_id, seq, ValueType::kValue, key, value, cfd->options.filter_prefix_length);
         } else {
           scratch.clear();
           PutFixed64(&scratch, expire_at);
           scratch.append(value.data(), value.size());
-          mem->Add(cf_id, seq, ValueType::kValueWithExpiry, key, scratch);
+          mem->Add(cf_id, seq, ValueType::kValueWithExpiry, key, scratch, cfd->options.filter_prefix_length);
         }
       }
       seq++;
@@ -466,7 +467,9 @@ Status DBImpl::ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bo
     }
     Status Delete(uint32_t cf_id, Slice key) override {
       if (cf_id > db->max_cf_id_) return UnknownCf(cf_id);
-      if (MemTable* mem = Target(cf_id)) mem->Add(cf_id, seq, ValueType::kDeletion, key, Slice());
+      if (const ColumnFamilyData* cfd = Target(cf_id))
+        cfd->slot->active.mem->Add(cf_id, seq, ValueType::kDeletion, key, Slice(),
+                                   cfd->options.filter_prefix_length);
       seq++;
       return Status::OK();
     }
@@ -477,10 +480,10 @@ Status DBImpl::ReplayWal(std::unique_lock<std::mutex>& lock, uint64_t number, bo
                                 " is unknown to the manifest (edits lost from the manifest?)");
     }
     // Entries of dropped CFs, and entries already in SSTables, are skipped.
-    MemTable* Target(uint32_t cf_id) {
+    const ColumnFamilyData* Target(uint32_t cf_id) {
       auto it = db->cfs_.find(cf_id);
       if (it == db->cfs_.end() || seq <= it->second->flushed_sequence) return nullptr;
-      return it->second->slot->active.mem.get();
+      return it->second.get();
     }
   };
 

@@ -287,7 +287,8 @@ RangeEstimate DBImpl::EstimateRange(ColumnFamilyHandle* cf, const Range& range) 
   // Memtables: the skip list counts a big range on a sparse level, so the cost does not
   // grow with the range and other CFs' entries (unified mode) never count.
   auto add_memtable = [&](const MemTable& mem) {
-    if (mem.NumEntries(cf_id) == 0) return;
+    // A range inside one key prefix the memtable's filter does not hold: nothing here.
+    if (mem.NumEntries(cf_id) == 0 || !mem.RangeMayMatch(cf_id, range.start, range.limit)) return;
     const MemTable::RangeSize r = mem.ApproximateRangeSize(cf_id, range.start, range.limit);
     est.keys += r.entries;
     est.bytes += r.bytes;

@@ -132,23 +132,24 @@ Status DBImpl::ApplyBatchToMemtables(const WriteBatch& batch, SequenceNumber fir
     DBImpl* db;
     SequenceNumber seq;
     std::string scratch;
-    MemTable* MemFor(uint32_t cf_id) {
-      if (db->unified_slot_) return db->unified_slot_->active.mem.get();
-      return db->cfs_.at(cf_id)->slot->active.mem.get();
+    void Add(uint32_t cf_id, ValueType type, Slice key, Slice value) {
+      const ColumnFamilyData& cfd = *db->cfs_.at(cf_id);
+      MemTable* mem = db->unified_slot_ ? db->unified_slot_->active.mem.get() : cfd.slot->active.mem.get();
+      mem->Add(cf_id, seq++, type, key, value, cfd.options.filter_prefix_length);
     }
     Status Put(uint32_t cf_id, Slice key, Slice value, uint64_t expire_at) override {
       if (expire_at == 0) {
-        MemFor(cf_id)->Add(cf_id, seq++, ValueType::kValue, key, value);
+        Add(cf_id, ValueType::kValue, key, value);
       } else {
         scratch.clear();
         PutFixed64(&scratch, expire_at);
         scratch.append(value.data(), value.size());
-        MemFor(cf_id)->Add(cf_id, seq++, ValueType::kValueWithExpiry, key, scratch);
+        Add(cf_id, ValueType::kValueWithExpiry, key, scratch);
       }
       return Status::OK();
     }
     Status Delete(uint32_t cf_id, Slice key) override {
-      MemFor(cf_id)->Add(cf_id, seq++, ValueType::kDeletion, key, Slice());
+      Add(cf_id, ValueType::kDeletion, key, Slice());
       return Status::OK();
     }
   } inserter;

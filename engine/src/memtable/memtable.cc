@@ -9,6 +9,7 @@
 #include <xxhash.h>
 
 #include "util/coding.h"
+#include "util/filter_key.h"
 
 namespace tidesdb {
 
@@ -131,7 +132,7 @@ int MemTable::CfStatsComparator::operator()(const char* entry, DecodedKey cf_id)
 // which turns "positioned on another CF's entry" into "invalid".
 class MemTable::Iterator final : public InternalIterator {
  public:
-  Iterator(const Table* table, uint32_t cf_id) : iter_(table), cf_id_(cf_id) {}
+  Iterator(const MemTable* mem, uint32_t cf_id) : mem_(mem), iter_(&mem->table_), cf_id_(cf_id) {}
 
   bool Valid() const override { return valid_; }
 
@@ -159,6 +160,15 @@ class MemTable::Iterator final : public InternalIterator {
   void Seek(Slice target) override {
     iter_.Seek(KeyOf(target, kFirstTrailer));
     Settle();
+  }
+
+  void SeekBounded(Slice target, Slice limit) override {
+    const Slice user_key = target.size() < kTrailerSize ? target : ExtractUserKey(target);
+    if (!mem_->RangeMayMatch(cf_id_, user_key, limit)) {
+      valid_ = false;  // nothing of the range here: exhausted
+      return;
+    }
+    Seek(target);
   }
 
   void SeekForPrev(Slice target) override {
@@ -207,6 +217,7 @@ class MemTable::Iterator final : public InternalIterator {
     value_ = e.value;
   }
 
+  const MemTable* const mem_;
   Table::Iterator iter_;
   const uint32_t cf_id_;
   bool valid_ = false;
@@ -258,14 +269,46 @@ bool MemTable::BloomMayContain(uint64_t h) const {
   return (word->load(std::memory_order_relaxed) & mask) == mask;
 }
 
-void MemTable::Add(uint32_t cf_id, SequenceNumber seq, ValueType type, Slice user_key, Slice value) {
+uint64_t MemTable::PrefixBloomHash(uint32_t cf_id, Slice prefix) {
+  return XXH3_64bits_withSeed(prefix.data(), prefix.size(), (uint64_t{1} << 32) | cf_id);
+}
+
+void MemTable::NotePrefixLength(CfStats* stats, size_t filter_prefix_length) {
+  const uint32_t want =
+      filter_prefix_length < kPrefixMixed ? static_cast<uint32_t>(filter_prefix_length) : kPrefixMixed;
+  uint32_t seen = stats->filter_prefix.load(std::memory_order_relaxed);
+  while (seen != want && seen != kPrefixMixed) {
+    const uint32_t next = seen == kPrefixUnset ? want : kPrefixMixed;
+    if (stats->filter_prefix.compare_exchange_weak(seen, next, std::memory_order_relaxed)) break;
+  }
+}
+
+bool MemTable::RangeMayMatch(uint32_t cf_id, Slice start, Slice limit) const {
+  if (bloom_words_ == 0) return true;
+  const CfStats* stats = FindCfStats(cf_id);
+  if (stats == nullptr) return true;
+  const uint32_t length = stats->filter_prefix.load(std::memory_order_relaxed);
+  Slice prefix;
+  if (length == kPrefixUnset || length == kPrefixMixed || !RangeFilterKey(start, limit, length, &prefix))
+    return true;
+  return BloomMayContain(PrefixBloomHash(cf_id, prefix));
+}
+
+void MemTable::Add(uint32_t cf_id, SequenceNumber seq, ValueType type, Slice user_key, Slice value,
+                   size_t filter_prefix_length) {
   assert(seq <= kMaxSequence);
   assert(user_key.size() < UINT32_MAX - 16 && value.size() < UINT32_MAX - 16);
   // The filter's word is a cache miss more often than not: start fetching it now, so that it
   // arrives while the entry is encoded.
   const uint64_t bloom_hash = BloomHash(cf_id, user_key);
   BloomPrefetch(bloom_hash);
+  const uint64_t prefix_hash =
+      filter_prefix_length != 0 ? PrefixBloomHash(cf_id, FilterKey(user_key, filter_prefix_length)) : 0;
+  if (filter_prefix_length != 0) BloomPrefetch(prefix_hash);
   CfStats* stats = FindOrAddCfStats(cf_id);
+  // Before the entry can be seen, like the filter's bits: a reader that sees the entry
+  // sees the prefix length it was added under.
+  NotePrefixLength(stats, filter_prefix_length);
 
   const size_t cf_key_size = kCfIdSize + user_key.size() + kTrailerSize;
   const size_t entry_size =
@@ -282,6 +325,7 @@ void MemTable::Add(uint32_t cf_id, SequenceNumber seq, ValueType type, Slice use
   assert(static_cast<size_t>(p - entry) == entry_size);
 
   BloomAdd(bloom_hash);
+  if (filter_prefix_length != 0) BloomAdd(prefix_hash);
   if (!table_.Insert(entry)) return;
 
   // Counters follow the insert, so a CF never shows up in ColumnFamilies() before one of
@@ -317,7 +361,7 @@ bool MemTable::Get(uint32_t cf_id, Slice user_key, SequenceNumber snapshot, Valu
 }
 
 std::unique_ptr<InternalIterator> MemTable::NewIterator(uint32_t cf_id) const {
-  return std::make_unique<Iterator>(&table_, cf_id);
+  return std::make_unique<Iterator>(this, cf_id);
 }
 
 MemTable::RangeSize MemTable::ApproximateRangeSize(uint32_t cf_id, Slice start, Slice limit) const {

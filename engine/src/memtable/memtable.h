@@ -27,6 +27,9 @@
 // Point lookups (Get) of keys the memtable does not hold mostly skip the skip list: a
 // blocked bloom filter over (cf_id, user key), one 64-bit word per key with 4 bits set in it,
 // set by Add before the entry is inserted (so a Get that can see the entry sees its bits).
+// A CF whose SSTables filter key prefixes (ColumnFamilyOptions::filter_prefix_length) also
+// has each entry's prefix in that filter, under its own seed: a seek or a range estimate
+// bounded inside one prefix the memtable never saw (RangeMayMatch) skips the skip list too.
 #pragma once
 
 #include <atomic>
@@ -56,7 +59,16 @@ class MemTable {
   // 4 GiB - 16 bytes (the DB bounds both long before). (cf_id, user_key, seq, type) must
   // be new: internal keys are unique; re-adding an existing one is ignored (the first
   // value stays and the counters do not change).
-  void Add(uint32_t cf_id, SequenceNumber seq, ValueType type, Slice user_key, Slice value);
+  // filter_prefix_length: the CF's ColumnFamilyOptions::filter_prefix_length (0: none);
+  // RangeMayMatch answers for the CF only while every Add of it passed the same length.
+  void Add(uint32_t cf_id, SequenceNumber seq, ValueType type, Slice user_key, Slice value,
+           size_t filter_prefix_length = 0);
+
+  // False only if no entry of cf_id with a user key in [start, limit) was ever added: the
+  // range lies inside one key prefix (sst/bloom.h, RangeFilterKey, with the CF's
+  // filter_prefix_length) that the filter does not hold. True when it cannot tell (no
+  // filter, no prefix length, the range spans prefixes or is unbounded).
+  bool RangeMayMatch(uint32_t cf_id, Slice start, Slice limit) const;
 
   // Finds the newest entry of (cf_id, user_key) with sequence <= snapshot. Returns true if
   // there is one, whatever its type (a deletion too); then *type is its type and *value
@@ -131,12 +143,17 @@ class MemTable {
     int operator()(const char* entry, const DecodedKey& key) const;
     static int Compare(const DecodedKey& a, const DecodedKey& b);
   };
+  static constexpr uint32_t kPrefixUnset = UINT32_MAX;
+  static constexpr uint32_t kPrefixMixed = UINT32_MAX - 1;
   // Per-CF counters, one per CF, kept in their own small skip list (also in the arena),
   // so finding a CF's counters takes no lock and ColumnFamilies() comes out sorted.
   struct CfStats {
     uint32_t cf_id;  // first member: CfStatsComparator reads it from the entry's start
     std::atomic<uint64_t> entries{0};
     std::atomic<uint64_t> deletions{0};
+    // The filter_prefix_length every Add of the CF passed so far; kPrefixUnset before the
+    // first, kPrefixMixed once two differed (then RangeMayMatch always says true).
+    std::atomic<uint32_t> filter_prefix{kPrefixUnset};
   };
   struct CfStatsComparator {
     using DecodedKey = uint32_t;  // the cf id
@@ -151,6 +168,9 @@ class MemTable {
   CfStats* FindOrAddCfStats(uint32_t cf_id);
 
   static uint64_t BloomHash(uint32_t cf_id, Slice user_key);
+  // The filter's hash of a key prefix: a seed apart from BloomHash's.
+  static uint64_t PrefixBloomHash(uint32_t cf_id, Slice prefix);
+  static void NotePrefixLength(CfStats* stats, size_t filter_prefix_length);
   static uint64_t BloomMask(uint64_t h);
   std::atomic<uint64_t>* BloomWord(uint64_t h) const;  // nullptr: no filter
   void BloomPrefetch(uint64_t h) const;

@@ -282,6 +282,79 @@ TEST(MemTable, BloomFilterNeverHidesAKeyAndSkipsMostAbsentOnes) {
   EXPECT_LT(mem.BloomPassesForTest(7, "key", 20000, 40000), 20000 / 20);  // under 5 %
 }
 
+namespace {
+std::string FilterPrefix(int i) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "p%04d|", i);
+  return buf;
+}
+std::string Successor(std::string prefix) {
+  prefix.back() = static_cast<char>(prefix.back() + 1);
+  return prefix;
+}
+}  // namespace
+
+// A CF added with a filter prefix length: a range inside one prefix the memtable never held
+// is ruled out (a bounded seek and a range estimate pass over the skip list); every range
+// inside a prefix it holds passes, and so does every range the filter cannot answer.
+TEST(MemTable, PrefixFilterRulesOutRangesInsideAbsentPrefixes) {
+  constexpr size_t kPrefix = 6;  // "pNNNN|"
+  MemTable mem(Arena::kDefaultBlockSize, 6000 * 16 / 8);
+  SequenceNumber seq = 1;
+  for (int i = 0; i < 4000; i += 2)  // even prefixes only, two keys each
+    for (const char* tail : {"a", "b"})
+      mem.Add(5, seq++, ValueType::kValue, FilterPrefix(i) + tail, "v", kPrefix);
+  mem.Add(6, seq++, ValueType::kValue, FilterPrefix(1) + "x", "v");  // no prefix length
+  int ruled_out = 0;
+  std::string absent;  // one odd prefix the filter rules out
+  for (int i = 0; i < 4000; ++i) {
+    const std::string p = FilterPrefix(i);
+    const bool may = mem.RangeMayMatch(5, p, Successor(p));
+    if (i % 2 == 0) {
+      ASSERT_TRUE(may) << p;
+      ASSERT_TRUE(mem.RangeMayMatch(5, p + "a", p + "b")) << p;
+    } else if (!may) {
+      ++ruled_out;
+      if (absent.empty()) absent = p;
+    }
+  }
+  EXPECT_GT(ruled_out, 2000 * 9 / 10);
+  ASSERT_FALSE(absent.empty());
+  // Not answerable: two prefixes, no limit, a start shorter than the prefix, a CF added
+  // without a prefix length, a CF with no entries.
+  EXPECT_TRUE(mem.RangeMayMatch(5, absent, Successor(Successor(absent))));
+  EXPECT_TRUE(mem.RangeMayMatch(5, absent, ""));
+  EXPECT_TRUE(mem.RangeMayMatch(5, "p0", "p1"));
+  EXPECT_TRUE(mem.RangeMayMatch(6, absent, Successor(absent)));
+  EXPECT_TRUE(mem.RangeMayMatch(9, absent, Successor(absent)));
+
+  // The iterator: a bounded seek inside a ruled-out prefix is exhausted at once; inside a
+  // held one it finds the prefix's first key; an unbounded one still finds the next key.
+  auto it = mem.NewIterator(5);
+  it->SeekBounded(absent, Successor(absent));
+  EXPECT_FALSE(it->Valid());
+  it->SeekBounded(IKey(FilterPrefix(2), kMaxSequence, kValueTypeForSeek), Successor(FilterPrefix(2)));
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(RowAt(*it).user_key, FilterPrefix(2) + "a");
+  it->SeekBounded(absent, "");
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(RowAt(*it).user_key.substr(0, 1), "p");
+}
+
+// Adds of one CF with two different prefix lengths: the filter no longer answers for it.
+TEST(MemTable, PrefixFilterStopsAnsweringOnceAColumnFamilysLengthsDiffer) {
+  MemTable mem(Arena::kDefaultBlockSize, 1 << 16);
+  mem.Add(7, 1, ValueType::kValue, FilterPrefix(0) + "a", "v", 6);
+  std::string absent;
+  for (int i = 1; i < 100 && absent.empty(); ++i)
+    if (!mem.RangeMayMatch(7, FilterPrefix(i), Successor(FilterPrefix(i)))) absent = FilterPrefix(i);
+  ASSERT_FALSE(absent.empty());
+  mem.Add(7, 2, ValueType::kValue, FilterPrefix(0) + "b", "v", 3);
+  EXPECT_TRUE(mem.RangeMayMatch(7, absent, Successor(absent)));
+  mem.Add(7, 3, ValueType::kValue, FilterPrefix(0) + "c", "v", 6);
+  EXPECT_TRUE(mem.RangeMayMatch(7, absent, Successor(absent))) << "mixed stays mixed";
+}
+
 TEST(MemTable, ColumnFamiliesAndCounts) {
   MemTable mem;
   mem.Add(9, 1, ValueType::kValue, "a", "1");
