@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 15 (2026-12-03): where a cached update's CPU goes, TidesDB against InnoDB, by
-# shared object. 1 x 100k rows, 2 GiB caches, relaxed, oltp_update_index at 4 threads;
+# shared object. 1 x 100k rows, 2 GiB caches, relaxed, oltp_update_index (or WL) at 4 threads;
 # each engine warmed up 5 s, then `perf record -e cpu-clock -F 999 -g -p <mariadbd>` for
 # 10 s while sysbench runs on it alone; samples per 1000 transactions (at 999 Hz one
 # sample is about 1 ms of CPU, so samples per 1000 transactions ~ microseconds per
@@ -8,9 +8,9 @@
 # the server's own (mariadbd's share in TidesDB's run). Then the kernel's context switches
 # by the system call that led to them (perf script, the frame after
 # entry_SYSCALL_64_after_hwframe). Needs perf (linux-perf) and root.
-# Usage: command.sh BUILD (a build directory: BUILD/plugin/ha_tidesdb.so), absolute path.
+# Usage: [WL=workload] command.sh BUILD (a build directory: BUILD/plugin/ha_tidesdb.so), absolute path.
 set -euo pipefail
-BUILD=$1 OUT=$(mktemp -d) PORT=3397 WL=oltp_update_index
+BUILD=$1 OUT=$(mktemp -d) PORT=3397 WL=${WL:-oltp_update_index}
 cd "$(dirname "$0")/../../../.."
 . bench/private-server.sh
 start_server 2G relaxed
