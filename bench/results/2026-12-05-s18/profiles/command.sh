@@ -29,8 +29,8 @@ for w in ${WORKLOADS:-oltp_update_index select_random_ranges}; do
   echo run $w $(sb $w 15)
   wait $P || true
   perf report -i "$OUT/$w.data" --no-children -g none --sort dso,symbol --stdio 2>/dev/null |
-    grep -v '^#' | grep -v '^$' | cut -c1-140 | head -30 >"$OUT/$w.top.txt"
+    grep -v '^#' | grep -v '^$' | cut -c1-140 | head -30 >"$OUT/$w.top.txt" || true  # head may close the pipe first
   perf report -i "$OUT/$w.data" --no-children -g none --sort dso --stdio 2>/dev/null |
-    grep -v '^#' | grep -v '^$' | head -8 >>"$OUT/$w.top.txt"
+    grep -v '^#' | grep -v '^$' | head -8 >>"$OUT/$w.top.txt" || true
 done
 stop_server
