@@ -87,8 +87,9 @@ bool skip_unique_check(THD* thd);
 bool debug_skip_index_writes(THD* thd);
 // The plugin's l0_compaction_size_ratio for its tables (the library's default is 0, off): a
 // secondary index or small table is merged into one run below the memtables after each
-// flush while that costs at most four times the flushed bytes (docs/SYSTEM-VARIABLES.md;
-// 10 until session 19 made larger tables rewrite their L1 at every flush).
+// flush while that costs at most four times the flushed bytes (docs/SYSTEM-VARIABLES.md).
+// It was 10 until session 19: tables of several flushes' worth then rewrote their whole
+// L1 at every flush.
 constexpr unsigned int kDefaultL0CompactionSizeRatio = 4;
 // Tests only (tidesdb_debug_newer_format): which records this session writes in the next
 // format version, as a newer build would (rows: write_row; table definitions:

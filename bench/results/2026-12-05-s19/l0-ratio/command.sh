@@ -4,7 +4,7 @@
 # 64 MiB memtable gives it a ~4.7 MiB L0 file: with the plugin's ratio 10 every flush
 # merges into L1 (a 45 MiB rewrite for 4.7 MiB, 32 such compactions in 20 s of cached
 # oltp_update_index). Session 17's l0-trigger harness, tables made with ratio 4 (r4) and
-# 10 (r10) beside InnoDB; plugin at 4005b04. compactions-and-files.txt: the L0,L1 file
+# 10 (r10) beside InnoDB; plugin at 4005b04. runN-compactions-and-files.txt: the L0,L1 file
 # counts of sbtest1 after each round's writes and the compactions per database.
 # run1: ROUNDS=3, run2: ROUNDS=5 (the harness writes l0-trigger.csv; renamed runN.csv).
 cd "$(dirname "$0")/../../../.."

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Session 19: where a cached write slice's written bytes go (flushes and compactions from the
 # server log), TidesDB only, 8 x 200k, 2G, relaxed, plugin at 4005b04 (ratio 10).
-# Usage: compactions-during-writes.sh BUILD OUT_DIR (absolute paths)
+# Usage: compactions-during-writes.sh BUILD OUT_DIR (absolute paths). From the log, not
+# INFORMATION_SCHEMA.TIDESDB_COMPACTIONS: that keeps the last 32, fewer than one slice runs.
 set -euo pipefail
 BUILD=$1 OUT=$2 PORT=3391
 mkdir -p $OUT
