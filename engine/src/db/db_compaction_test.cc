@@ -19,6 +19,49 @@
 namespace tidesdb {
 namespace {
 
+// Holds the first compaction of a column family (from one level, or any) as it starts,
+// until Release or this object's end, which frees it so that the DB can close after an
+// assertion returns early. The state is shared with the DB's hook, which outlives a test.
+class CompactionHold {
+ public:
+  explicit CompactionHold(DB* db) : state_(std::make_shared<State>()) {
+    static_cast<DBImpl*>(db)->SetCompactionStartForTest([s = state_](uint32_t cf, int level, int) {
+      std::unique_lock<std::mutex> l(s->mu);
+      if (!s->armed || cf != s->cf_id || (s->level >= 0 && level != s->level) || s->held) return;
+      s->held = true;
+      s->cv.notify_all();
+      s->cv.wait(l, [&] { return s->release; });
+    });
+  }
+  ~CompactionHold() { Release(); }
+  // From now on, hold the next compaction of cf_id from `level` (-1: any level).
+  void Arm(uint32_t cf_id, int level) {
+    std::lock_guard<std::mutex> l(state_->mu);
+    state_->cf_id = cf_id;
+    state_->level = level;
+    state_->armed = true;
+  }
+  bool WaitUntilHeld() {
+    std::unique_lock<std::mutex> l(state_->mu);
+    return state_->cv.wait_for(l, std::chrono::seconds(60), [&] { return state_->held; });
+  }
+  void Release() {
+    std::lock_guard<std::mutex> l(state_->mu);
+    state_->release = true;
+    state_->cv.notify_all();
+  }
+
+ private:
+  struct State {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool armed = false, held = false, release = false;
+    uint32_t cf_id = 0;
+    int level = -1;
+  };
+  std::shared_ptr<State> state_;
+};
+
 class CompactionTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -615,36 +658,9 @@ TEST_F(CompactionTest, TwoCompactionsOfOneColumnFamilyRunAtOnce) {
   o.l1_file_count_trigger = 2;
   o.l0_queue_stall_threshold = 4;  // L0 goes beside another compaction from 3 files
   o.level_size_base = 16 << 10;    // L1 is soon over its target: L1 -> L2 compactions
-  // Shared with the hook, which outlives this body if an assertion returns early; the
-  // guard then releases a held compaction so that the DB can close.
-  struct Hold {
-    std::mutex mu;
-    std::condition_variable cv;
-    bool armed = false, held = false, release = false;
-    uint32_t cf_id = 0;
-  };
-  auto hold = std::make_shared<Hold>();
-  struct Releaser {
-    std::shared_ptr<Hold> hold;
-    ~Releaser() {
-      std::lock_guard<std::mutex> l(hold->mu);
-      hold->release = true;
-      hold->cv.notify_all();
-    }
-  } releaser{hold};
-  static_cast<DBImpl*>(db_.get())->SetCompactionStartForTest([hold](uint32_t cf, int level, int) {
-    std::unique_lock<std::mutex> l(hold->mu);
-    if (!hold->armed || cf != hold->cf_id || level != 1 || hold->held) return;
-    hold->held = true;
-    hold->cv.notify_all();
-    hold->cv.wait(l, [&] { return hold->release; });
-  });
+  CompactionHold hold(db_.get());
   ColumnFamilyHandle* t = nullptr;
   ASSERT_TRUE(db_->CreateColumnFamily(o, "t", &t).ok());
-  {
-    std::lock_guard<std::mutex> l(hold->mu);
-    hold->cf_id = t->id();
-  }
   std::map<std::string, std::string> model;
   auto fill = [&](char prefix, int from, int to) {
     WriteBatch batch;
@@ -658,17 +674,10 @@ TEST_F(CompactionTest, TwoCompactionsOfOneColumnFamilyRunAtOnce) {
   };
   for (int round = 0; round < 4; ++round) fill('b', round * 1000, (round + 1) * 1000);
   ASSERT_TRUE(db_->WaitForBackgroundWork().ok());
-  {
-    std::lock_guard<std::mutex> l(hold->mu);
-    hold->armed = true;
-  }
+  hold.Arm(t->id(), 1);
   fill('b', 0, 1000);
   fill('b', 1000, 2000);  // L0 -> L1 of both, then L1 is over its target
-  {
-    std::unique_lock<std::mutex> l(hold->mu);
-    ASSERT_TRUE(hold->cv.wait_for(l, std::chrono::seconds(60), [&] { return hold->held; }))
-        << "no L1 -> L2 compaction started";
-  }
+  ASSERT_TRUE(hold.WaitUntilHeld()) << "no L1 -> L2 compaction started";
   auto files_at = [&](int level) {
     std::string v;
     EXPECT_TRUE(db_->GetProperty(t, "tidesdb.num-files-at-level" + std::to_string(level), &v));
@@ -684,11 +693,7 @@ TEST_F(CompactionTest, TwoCompactionsOfOneColumnFamilyRunAtOnce) {
     if (!drained) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_TRUE(drained) << "L0 was not compacted while an L1 compaction of the CF ran";
-  {
-    std::lock_guard<std::mutex> l(hold->mu);
-    hold->release = true;
-    hold->cv.notify_all();
-  }
+  hold.Release();
   ASSERT_TRUE(db_->WaitForBackgroundWork().ok());
   ReadOptions ro;
   for (const auto& [k, v] : model) {
@@ -701,6 +706,47 @@ TEST_F(CompactionTest, TwoCompactionsOfOneColumnFamilyRunAtOnce) {
   for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
   EXPECT_EQ(n, model.size());
   it.reset();
+}
+
+// A column family dropped while its compaction runs (DROP TABLE during a compaction of the
+// table): the compaction ends without an error in the log, WaitForBackgroundWork reports
+// none, and the other column families go on compacting.
+TEST_F(CompactionTest, DroppingAColumnFamilyDuringItsCompactionIsNotAFailure) {
+  // Shared with the logger, which the DB may call until TearDown closes it.
+  struct Errors {
+    std::mutex mu;
+    std::vector<std::string> messages;
+  };
+  auto errors = std::make_shared<Errors>();
+  options_.logger = [errors](LogLevel level, std::string_view m) {
+    std::lock_guard<std::mutex> l(errors->mu);
+    if (level >= LogLevel::kError) errors->messages.emplace_back(m);
+  };
+  Open();
+  ColumnFamilyOptions o = options_.default_cf_options;
+  o.l1_file_count_trigger = 2;
+  ColumnFamilyHandle* t = nullptr;
+  ASSERT_TRUE(db_->CreateColumnFamily(o, "t", &t).ok());
+  CompactionHold hold(db_.get());
+  hold.Arm(t->id(), -1);
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < 200; ++i)
+      ASSERT_TRUE(db_->Put(WriteOptions(), t, Key(i), std::string(100, 'a' + round)).ok());
+    ASSERT_TRUE(db_->Flush(FlushOptions(), t).ok());
+  }
+  ASSERT_TRUE(hold.WaitUntilHeld()) << "no compaction of t started";
+  ASSERT_TRUE(db_->DropColumnFamily(t).ok());
+  hold.Release();
+  EXPECT_TRUE(db_->WaitForBackgroundWork().ok());
+  // The default column family still compacts (no back-off after the aborted one).
+  for (int round = 0; round < 4; ++round) {
+    ASSERT_TRUE(db_->Put(WriteOptions(), cf(), Key(round), "v").ok());
+    ASSERT_TRUE(db_->Flush(FlushOptions(), cf()).ok());
+  }
+  EXPECT_TRUE(db_->WaitForBackgroundWork().ok());
+  EXPECT_LT(FilesAt(0), options_.default_cf_options.l1_file_count_trigger);
+  std::lock_guard<std::mutex> l(errors->mu);
+  EXPECT_TRUE(errors->messages.empty()) << errors->messages.front();
 }
 
 }  // namespace
