@@ -13,6 +13,7 @@
 #include "sst/table_builder.h"
 #include "sst/table_reader.h"
 #include "sst/value_log.h"
+#include "util/thread_name.h"
 
 namespace tidesdb {
 
@@ -84,6 +85,7 @@ Status DBImpl::ThrottleForCompactionLocked(std::unique_lock<std::mutex>& l) {
 }
 
 void DBImpl::CompactionLoop() {
+  SetCurrentThreadName("tdb-compact");
   std::unique_lock<std::mutex> l(mutex_);
   uint32_t rotate = 0;
   while (!shutting_down_) {
@@ -432,7 +434,12 @@ Status DBImpl::RunCompactionLocked(std::unique_lock<std::mutex>& l, ColumnFamily
         RunSubcompaction(cfd, c, *version, snapshots, start, end, &outputs[i], &relocated[i], &unreadable[i]);
   };
   std::vector<std::thread> threads;
-  for (size_t i = 1; i < n; ++i) threads.emplace_back(run, i);
+  for (size_t i = 1; i < n; ++i) {
+    threads.emplace_back([&run, i] {
+      SetCurrentThreadName("tdb-subcompact");
+      run(i);
+    });
+  }
   run(0);
   for (auto& t : threads) t.join();
   Status s;

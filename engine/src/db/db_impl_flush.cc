@@ -9,12 +9,14 @@
 #include "db/filename.h"
 #include "sst/table_builder.h"
 #include "sst/value_log.h"
+#include "util/thread_name.h"
 
 namespace tidesdb {
 
 void DBImpl::MaybeScheduleFlushLocked() { bg_cv_.notify_all(); }
 
 void DBImpl::FlushLoop() {
+  SetCurrentThreadName("tdb-flush");
   std::unique_lock<std::mutex> l(mutex_);
   while (!shutting_down_) {
     MemTableSlot* pick = nullptr;

@@ -8,6 +8,7 @@
 #include "db/db_impl.h"
 #include "db/filename.h"
 #include "util/coding.h"
+#include "util/thread_name.h"
 #include "wal/log_writer.h"
 
 namespace tidesdb {
@@ -744,6 +745,7 @@ Status DBImpl::SyncWalThrough(uint64_t wal_number, uint64_t wal_end) {
 }
 
 void DBImpl::IntervalSyncLoop() {
+  SetCurrentThreadName("tdb-sync");
   const auto interval = std::chrono::microseconds(std::max<uint64_t>(options_.sync_interval_micros, 1000));
   std::unique_lock<std::mutex> l(syncer_mu_);
   auto next = std::chrono::steady_clock::now() + interval;
