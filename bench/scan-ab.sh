@@ -27,7 +27,8 @@
 # Environment: TABLES [4], ROWS [100000], THREADS [2], SLICE seconds [8], ROUNDS [3],
 #   LABELS ["r1 r1000 simple points all"], PORT [3397], CACHE [2G] (every engine's cache:
 #   64M for data several times the caches), OPTIMIZE [1] (0: the tables stay as loaded, and
-#   write workloads among the labels churn them between the reads).
+#   write workloads among the labels churn them between the reads), DURABILITY [relaxed]
+#   (or durable: fsync per commit on every engine, bench/private-server.sh).
 set -euo pipefail
 usage() {
   echo "usage: $0 BUILD_A BUILD_B [BUILD_C ...] [OUT_DIR]" >&2
@@ -52,7 +53,7 @@ NAMES=(A B C D E F G H)
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 TABLES=${TABLES:-4} ROWS=${ROWS:-100000} THREADS=${THREADS:-2} SLICE=${SLICE:-8} ROUNDS=${ROUNDS:-3}
-CACHE=${CACHE:-2G} OPTIMIZE=${OPTIMIZE:-1}
+CACHE=${CACHE:-2G} OPTIMIZE=${OPTIMIZE:-1} DURABILITY=${DURABILITY:-relaxed}
 LABELS=${LABELS:-r1 r1000 simple points all}
 PORT=${PORT:-3397}
 BUILD=${BUILDS[1]}
@@ -68,7 +69,7 @@ sysbench_ro() { # engine time [workload] options... ; prints the transactions pe
     --time="$time" --mysql-ignore-errors=1213,1205,1020 "$@" run | awk '/transactions:/ {gsub(/\(/, "", $3); print $3}'
 }
 
-start_server "$CACHE" relaxed
+start_server "$CACHE" "$DURABILITY"
 for engine in TidesDB InnoDB; do
   sql "CREATE DATABASE sb_$engine"
   sysbench oltp_read_only --db-driver=mysql --mysql-socket="$SOCK" --mysql-user=root \
@@ -88,7 +89,7 @@ for round in $(seq 1 "$ROUNDS"); do
   for index in "${!BUILDS[@]}"; do
     build=${NAMES[$index]}
     ln -sfn "${BUILDS[$index]}/plugin/ha_tidesdb.so" "$PLUGINS/ha_tidesdb.so"
-    start_server "$CACHE" relaxed
+    start_server "$CACHE" "$DURABILITY"
     sysbench_ro TidesDB 5 >/dev/null
     sysbench_ro InnoDB 3 >/dev/null
     for label in $LABELS; do
