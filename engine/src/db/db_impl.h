@@ -160,6 +160,8 @@ class DBImpl final : public DB {
   // A failed fsync is sticky: it and every later call fail, and writes are refused, until
   // the database is reopened (the kernel may have dropped the dirty pages).
   Status SyncWalThrough(uint64_t wal_number, uint64_t wal_end);
+  // The sync mode a write with these options gets (its own, else Options::sync_mode).
+  SyncMode EffectiveSyncMode(const WriteOptions& options) const;
   // Prepared transactions that recovery found unresolved (xid -> WriteBatch data). They
   // were logged again into the WAL opened by recovery; they stay pinned until a
   // kWalCommitPrepared / kWalRollbackPrepared write names their xid.
@@ -266,7 +268,6 @@ class DBImpl final : public DB {
   // Bookkeeping of wal_files_.
   void AddWalFileLocked(uint64_t number, uint64_t bytes);
   void RemoveWalFileLocked(std::map<uint64_t, uint64_t>::iterator it);
-  SyncMode EffectiveSyncMode(const WriteOptions& options) const;
   void IntervalSyncLoop();
 
   // --- db_impl_flush.cc

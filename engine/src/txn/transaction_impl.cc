@@ -455,8 +455,18 @@ Status TransactionImpl::Commit() {
     std::lock_guard<std::mutex> g(db_->validate_mu_);
     return db_->ValidateLocked(*this, nullptr, last);
   };
+  // A durable commit goes through the write queue unsynced: it is logged, inserted and
+  // visible, and its locks are released, before its fsync, which runs outside the queue
+  // (SyncWalThrough, shared with every commit waiting at the same time). Commit returns
+  // only after that fsync, so nothing acknowledged can be lost; but no lock is held across
+  // an fsync, so a transaction queued on a hot row waits for the commit ahead of it, not
+  // for the disk (InnoDB, too, releases row locks before its log flush). A reader may see
+  // the commit before it is durable; a durable commit that builds on it makes it durable
+  // too, as its WAL record comes later.
   WriteOptions wo;
   wo.sync_mode = sync_mode_;
+  const bool sync_after = db_->impl_->EffectiveSyncMode(wo) == SyncMode::kFull;
+  if (sync_after) wo.sync_mode = SyncMode::kNone;
   s = db_->impl_->WriteTxn(wo, &batch, &tw);
   if (!s.ok()) {
     CountFailure(s);
@@ -467,6 +477,9 @@ Status TransactionImpl::Commit() {
   Finish(State::kCommitted);
   db_->stat_commits_++;
   db_->MaybePrune();
+  // A failed fsync is sticky (the database refuses writes until it is reopened): the
+  // commit is then visible here but may not survive a crash, and Commit says so.
+  if (sync_after) return db_->impl_->SyncWalThrough(tw.wal_number, tw.wal_end);
   return Status::OK();
 }
 
