@@ -19,24 +19,13 @@ namespace {
 
 using namespace txntest;
 
-class TwoPhaseCommitTest : public ::testing::Test {
+class TwoPhaseCommitTest : public ScratchTxnDbTest {
  protected:
+  TwoPhaseCommitTest() : ScratchTxnDbTest("2pc") {}
   void SetUp() override {
-    dir_ = ScratchDir("2pc");
-    DestroyDB(dir_, Options());
+    ScratchTxnDbTest::SetUp();
     options_.sync_mode = SyncMode::kNone;  // prepare syncs regardless
     options_.flush_threads = 1;
-  }
-  void TearDown() override {
-    db_.reset();
-    DestroyDB(dir_, Options());
-  }
-  void Open() {
-    db_.reset();
-    TransactionDBOptions to;
-    to.lock_timeout_micros = 10'000'000;
-    ASSERT_TRUE(TransactionDB::Open(options_, to, dir_, &db_).ok());
-    cf_ = db_->db()->DefaultColumnFamily();
   }
   std::string Db(Slice k) { return ReadDb(db_.get(), k); }
   uint64_t WalSyncs() {
@@ -54,11 +43,6 @@ class TwoPhaseCommitTest : public ::testing::Test {
     t->Rollback();
     return s;
   }
-
-  std::string dir_;
-  Options options_;
-  std::unique_ptr<TransactionDB> db_;
-  ColumnFamilyHandle* cf_ = nullptr;
 };
 
 TEST_F(TwoPhaseCommitTest, SyncModeOfPrepareAndOfTheSecondPhase) {

@@ -20,29 +20,13 @@ namespace {
 
 using namespace txntest;
 
-class DurableCommitTest : public ::testing::Test {
+class DurableCommitTest : public ScratchTxnDbTest {
  protected:
+  DurableCommitTest() : ScratchTxnDbTest("durable_commit") {}
   void SetUp() override {
-    dir_ = ScratchDir("durable_commit");
-    DestroyDB(dir_, Options());
+    ScratchTxnDbTest::SetUp();
     options_.sync_mode = SyncMode::kFull;
   }
-  void TearDown() override {
-    db_.reset();
-    DestroyDB(dir_, Options());
-  }
-  void Open() {
-    db_.reset();
-    TransactionDBOptions to;
-    to.lock_timeout_micros = 10'000'000;
-    ASSERT_TRUE(TransactionDB::Open(options_, to, dir_, &db_).ok());
-    cf_ = db_->db()->DefaultColumnFamily();
-  }
-
-  std::string dir_;
-  Options options_;
-  std::unique_ptr<TransactionDB> db_;
-  ColumnFamilyHandle* cf_ = nullptr;
 };
 
 // Holds every WAL fsync while `held`; `entered` counts the fsyncs that began.

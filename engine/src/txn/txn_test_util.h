@@ -57,5 +57,30 @@ inline bool Ready(std::future<Status>& f) {
   return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
 }
 
+// A TransactionDB in a fresh scratch directory (named after `name`), removed after the
+// test. A test sets options_ (its Env, sync mode, ...) and then calls Open(), which may
+// also reopen; a test whose Env lives on its stack resets db_ before the Env goes.
+class ScratchTxnDbTest : public ::testing::Test {
+ protected:
+  explicit ScratchTxnDbTest(const std::string& name) : dir_(ScratchDir(name)) {}
+  void SetUp() override { DestroyDB(dir_, Options()); }
+  void TearDown() override {
+    db_.reset();
+    DestroyDB(dir_, Options());
+  }
+  void Open() {
+    db_.reset();
+    TransactionDBOptions to;
+    to.lock_timeout_micros = 10'000'000;
+    ASSERT_TRUE(TransactionDB::Open(options_, to, dir_, &db_).ok());
+    cf_ = db_->db()->DefaultColumnFamily();
+  }
+
+  std::string dir_;
+  Options options_;
+  std::unique_ptr<TransactionDB> db_;
+  ColumnFamilyHandle* cf_ = nullptr;
+};
+
 }  // namespace txntest
 }  // namespace tidesdb
