@@ -422,6 +422,9 @@ class DBImpl final : public DB {
   std::mutex sync_mu_;
   std::condition_variable sync_cv_;
   bool sync_running_ = false;
+  // Out-of-queue fsyncs finished (changed under sync_mu_, read without it by waiters that
+  // spin before they sleep on sync_cv_).
+  std::atomic<uint64_t> syncs_finished_{0};
   uint64_t synced_wal_ = 0, synced_end_ = 0;
   Status sync_error_;
   // Records that WAL `number` is durable through `end`, or that an fsync of the WAL failed

@@ -20,3 +20,14 @@ mkdir -p "$OUT/tpcc-durable"
 WAREHOUSES=2 SLICE=15 ROUNDS=2 ENGINES="TidesDB InnoDB" DURABILITIES=durable \
   SERVER_OPTS="--tidesdb-pessimistic-locking=ON --tidesdb-locking-reads-latest=ON" \
   bench/tpcc-compare.sh "$NEW" "$OUT/tpcc-durable" >"$OUT/tpcc-durable/tpcc-compare.log" 2>&1
+# Then (run by hand, in this order; SPIN is a build with the out-of-queue fsync's waiters
+# spinning 50 us before they sleep, commit after b6b2b50):
+#   bench/results/2026-12-06-s20/early-lock-release/tpcc-ab.sh BASE NEW       -> tpcc-ab.txt
+#   LABELS="oltp_update_non_index oltp_update_index oltp_insert oltp_write_only" THREADS=4 \
+#     SLICE=8 ROUNDS=3 OPTIMIZE=0 DURABILITY=durable bench/scan-ab.sh BASE NEW \
+#     bench/results/2026-12-06-s20/early-lock-release/sysbench-durable-2
+#   LABELS="oltp_update_non_index oltp_insert oltp_update_index" THREADS=4 SLICE=8 ROUNDS=2 \
+#     OPTIMIZE=0 DURABILITY=durable bench/scan-ab.sh BASE NEW SPIN \
+#     bench/results/2026-12-06-s20/early-lock-release/sysbench-durable-spin
+#   the TPC-C run of step 2 with SPIN                                    -> tpcc-durable-spin/
+# (each scan-ab directory's scan-ab-summary.md: bench/scan-ab-summary.py on its CSV)
