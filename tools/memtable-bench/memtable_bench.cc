@@ -1,5 +1,5 @@
 // memtable-bench: what one memtable Add and Get cost on a memtable shaped like the plugin's
-// under sysbench: user keys of an 4-byte index id and a 4-byte row id, ~200-byte rows, 8
+// under sysbench: user keys of a 4-byte index id and a 4-byte row id, ~200-byte rows, 8
 // tables' column families in one (unified) memtable, random order. The searches' cache
 // misses grow with the entries already there, so each benchmark runs at a few sizes.
 //

@@ -1,5 +1,6 @@
 #include "util/thread_name.h"
 
+#include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -7,14 +8,20 @@
 namespace tidesdb {
 namespace {
 
-TEST(ThreadNameTest, NamesTheCallingThreadOnly) {
-  const std::string before = CurrentThreadName();
+// Names a new thread `name` and returns the name that thread then reads back.
+std::string NameReadBackInAThreadNamed(const char* name) {
   std::string inside;
   std::thread t([&] {
-    SetCurrentThreadName("tdb-test");
+    SetCurrentThreadName(name);
     inside = CurrentThreadName();
   });
   t.join();
+  return inside;
+}
+
+TEST(ThreadNameTest, NamesTheCallingThreadOnly) {
+  const std::string before = CurrentThreadName();
+  const std::string inside = NameReadBackInAThreadNamed("tdb-test");
 #if defined(__linux__)
   EXPECT_EQ(inside, "tdb-test");
 #endif
@@ -22,12 +29,7 @@ TEST(ThreadNameTest, NamesTheCallingThreadOnly) {
 }
 
 TEST(ThreadNameTest, CutsNamesLongerThanTheKernelKeeps) {
-  std::string inside;
-  std::thread t([&] {
-    SetCurrentThreadName("tdb-a-name-longer-than-fifteen-bytes");
-    inside = CurrentThreadName();
-  });
-  t.join();
+  const std::string inside = NameReadBackInAThreadNamed("tdb-a-name-longer-than-fifteen-bytes");
 #if defined(__linux__)
   EXPECT_EQ(inside, "tdb-a-name-long");
 #endif
