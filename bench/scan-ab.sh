@@ -28,7 +28,10 @@
 #   LABELS ["r1 r1000 simple points all"], PORT [3397], CACHE [2G] (every engine's cache:
 #   64M for data several times the caches), OPTIMIZE [1] (0: the tables stay as loaded, and
 #   write workloads among the labels churn them between the reads), DURABILITY [relaxed]
-#   (or durable: fsync per commit on every engine, bench/private-server.sh).
+#   (or durable: fsync per commit on every engine, bench/private-server.sh), OPTS_A,
+#   OPTS_B, ... [none] (mariadbd options for the starts with that build only: one plugin
+#   given twice with different settings, e.g.
+#   OPTS_B=--tidesdb-unified-memtable-write-buffer-size=16M bench/scan-ab.sh build build).
 set -euo pipefail
 usage() {
   echo "usage: $0 BUILD_A BUILD_B [BUILD_C ...] [OUT_DIR]" >&2
@@ -89,7 +92,9 @@ for round in $(seq 1 "$ROUNDS"); do
   for index in "${!BUILDS[@]}"; do
     build=${NAMES[$index]}
     ln -sfn "${BUILDS[$index]}/plugin/ha_tidesdb.so" "$PLUGINS/ha_tidesdb.so"
-    start_server "$CACHE" "$DURABILITY"
+    opts_var=OPTS_$build
+    # shellcheck disable=SC2086 # a list of options
+    start_server "$CACHE" "$DURABILITY" ${!opts_var:-}
     sysbench_ro TidesDB 5 >/dev/null
     sysbench_ro InnoDB 3 >/dev/null
     for label in $LABELS; do
