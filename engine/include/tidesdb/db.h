@@ -97,7 +97,10 @@ class DB {
   virtual Status SyncWAL() = 0;
   // Compacts every file of cf (nullptr: every CF) overlapping the range (nullptr: all keys)
   // down to the last level, dropping overwritten versions no snapshot needs, tombstones and
-  // expired entries. Flushes the memtables first. Returns when done.
+  // expired entries; then moves the live values out of every value log left with garbage
+  // that only the range's files reference (below value_log_gc_threshold too; unless that
+  // threshold turns relocation off), so those logs are deleted. Flushes the memtables first.
+  // Returns when done.
   virtual Status CompactRange(ColumnFamilyHandle* cf, const Range* range) = 0;
   // Writes a consistent copy of the database, taken online, into the new directory `dir`
   // (on the same file system, SSTables and value logs are hard links; WAL tails are copied).

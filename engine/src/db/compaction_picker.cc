@@ -374,4 +374,54 @@ std::optional<CompactionInputs> PickRangeCompaction(const Version& v, const Colu
                         ValueLogsToCollect(v, options, gc_skip));
 }
 
+std::optional<CompactionInputs> PickValueLogCleanup(const Version& v, const ColumnFamilyOptions& options,
+                                                    Slice start, Slice limit,
+                                                    const std::set<uint64_t>& gc_skip) {
+  const double threshold = options.value_log_gc_threshold;
+  std::vector<ValueLogUsage> usages;
+  if (!(threshold > 0 && threshold < 1) || !ValueLogUsages(v, &usages)) return std::nullopt;
+  int deepest = -1;
+  for (int l = 0; l < static_cast<int>(v.levels.size()); ++l) {
+    if (!v.levels[l].empty()) deepest = l;
+  }
+  if (deepest < 1) return std::nullopt;  // L0 files overlap: they are not rewritten in place
+  auto in_range = [&](const FileMetaData& f) {
+    return !(ExtractUserKey(f.largest) < start) && (limit.empty() || ExtractUserKey(f.smallest) < limit);
+  };
+  std::set<uint64_t> logs;
+  for (const auto& u : usages) {
+    if (u.live_bytes > 0 && u.GarbageRatio() > 0 && gc_skip.count(u.file_number) == 0)
+      logs.insert(u.file_number);
+  }
+  // A log still referenced from outside the span would keep its file: relocating its values
+  // would only copy them.
+  for (int l = 0; l < static_cast<int>(v.levels.size()); ++l) {
+    for (const auto& f : v.levels[l]) {
+      if (l == deepest && in_range(*f)) continue;
+      for (const auto& ref : f->value_log_refs) logs.erase(ref.file_number);
+    }
+  }
+  if (logs.empty()) return std::nullopt;
+  const auto& files = v.levels[deepest];
+  size_t first = files.size(), last = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (!in_range(*files[i])) continue;
+    for (const auto& ref : files[i]->value_log_refs) {
+      if (logs.count(ref.file_number) == 0) continue;
+      first = std::min(first, i);
+      last = i;
+      break;
+    }
+  }
+  if (first == files.size()) return std::nullopt;
+  CompactionInputs c;
+  c.level = deepest;
+  c.output_level = deepest;  // in place: the span's key range stays the span's
+  c.upper.assign(files.begin() + static_cast<std::ptrdiff_t>(first),
+                 files.begin() + static_cast<std::ptrdiff_t>(last) + 1);
+  c.reason = "manual value-log cleanup";
+  c.relocate.assign(logs.begin(), logs.end());  // ascending
+  return c;
+}
+
 }  // namespace tidesdb

@@ -36,7 +36,8 @@
 // relocate), and when nothing else is due, (3) picks the file holding the most of the
 // worst such log's live bytes and rewrites it in place (or, in L0, compacts L0 into L1).
 // A value log no file references is dead and is deleted by the edit that removed its last
-// reference. Nothing is collected or deleted in a CF while any of its files has unknown
+// reference. A manual compaction also collects logs below the threshold
+// (PickValueLogCleanup). Nothing is collected or deleted in a CF while any of its files has unknown
 // references (logged before references existed).
 //
 // Trivial move. A size-driven compaction ((1), (1b) and (2)) whose files may reach the output
@@ -126,6 +127,19 @@ bool CanMoveWithoutRewrite(const Version& v, const ColumnFamilyOptions& options,
 // overlaps in the next level; nothing if `level` has no such file.
 std::optional<CompactionInputs> PickRangeCompaction(const Version& v, const ColumnFamilyOptions& options,
                                                     int level, Slice start, Slice limit,
+                                                    const std::set<uint64_t>& gc_skip = {});
+
+// CompactRange's last step. Its passes drop overwritten and deleted versions, which leaves
+// their values as garbage in value logs that may stay below value_log_gc_threshold, so
+// background GC would keep them; a manual compaction collects them all. The value logs
+// with any garbage and some live bytes (not in gc_skip) whose every referencing file is a
+// file of the deepest non-empty level inside [start, limit) (empty limit = to the end): one
+// in-place rewrite of that level's files from the first to the last referencing one,
+// relocating those logs' live values, after which the logs are dead. Nothing when
+// relocation is off (value_log_gc_threshold outside (0, 1)), a file has unknown
+// references, or no log qualifies.
+std::optional<CompactionInputs> PickValueLogCleanup(const Version& v, const ColumnFamilyOptions& options,
+                                                    Slice start, Slice limit,
                                                     const std::set<uint64_t>& gc_skip = {});
 
 // Files of `level` whose user-key range intersects [smallest, largest] (inclusive).

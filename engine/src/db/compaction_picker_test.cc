@@ -231,6 +231,42 @@ TEST(ValueLogGcPicker, RewritesTheFileHoldingMostOfTheWorstLogInPlace) {
   EXPECT_FALSE(PickCompaction(GcVersion(), o, &cursors));
 }
 
+TEST(ValueLogGcPicker, CleanupAfterAManualCompactionRewritesTheSpanHoldingLogsWithGarbage) {
+  // As CompactRange leaves a CF: all of it in one level. Log 50 is 40 % garbage, 60 none,
+  // 80 10 %, all below the 0.5 threshold.
+  Version v;
+  v.levels.resize(4);
+  v.levels[2] = {FileWithRefs(1, "a", "c", {{60, 500}}), FileWithRefs(2, "d", "f", {{50, 300}}),
+                 FileWithRefs(3, "g", "i", {{60, 500}}), FileWithRefs(4, "j", "m", {{50, 300}, {80, 900}}),
+                 FileWithRefs(5, "n", "p", {})};
+  v.value_logs = {Vlog(50, 1000), Vlog(60, 1000), Vlog(80, 1000)};
+  ColumnFamilyOptions o = Opts();
+  o.value_log_gc_threshold = 0.5;
+  auto c = PickValueLogCleanup(v, o, "", "");
+  ASSERT_TRUE(c);
+  EXPECT_STREQ(c->reason, "manual value-log cleanup");
+  EXPECT_EQ(c->level, 2);
+  EXPECT_EQ(c->output_level, 2);
+  EXPECT_TRUE(c->lower.empty());
+  ASSERT_EQ(c->upper.size(), 3u) << "from the first file referencing 50 or 80 to the last";
+  EXPECT_EQ(c->upper.front()->file_number, 2u);
+  EXPECT_EQ(c->upper.back()->file_number, 4u);
+  EXPECT_EQ(c->relocate, (std::vector<uint64_t>{50, 80}));
+  // A range that leaves out file 4 leaves a reference to both logs outside: nothing to do.
+  EXPECT_FALSE(PickValueLogCleanup(v, o, "", "h"));
+  EXPECT_FALSE(PickValueLogCleanup(v, o, "", "", {50, 80})) << "damaged logs are skipped";
+  // A reference from another level keeps that log where it is.
+  v.levels[1] = {FileWithRefs(6, "k", "l", {{80, 10}})};
+  v.value_logs[2] = Vlog(80, 1010);
+  c = PickValueLogCleanup(v, o, "", "");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->relocate, (std::vector<uint64_t>{50}));
+  for (double off : {0.0, 1.0}) {
+    o.value_log_gc_threshold = off;
+    EXPECT_FALSE(PickValueLogCleanup(v, o, "", "")) << "relocation off at " << off;
+  }
+}
+
 TEST(ValueLogGcPicker, LogHeldInL0CompactsAllOfL0AndOtherCompactionsRelocateToo) {
   ColumnFamilyOptions o = Opts();
   o.level_size_base = 1 << 20;

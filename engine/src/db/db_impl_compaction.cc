@@ -575,6 +575,27 @@ Status DBImpl::CompactRange(ColumnFamilyHandle* cf, const Range* range) {
   const Slice start = range != nullptr ? range->start : Slice();
   const Slice limit = range != nullptr ? range->limit : Slice();
   Status damage;  // of a damaged CF among all of them: the others are compacted
+  // Waits for the CF's background compactions (and another manual one): false if the CF
+  // went away meanwhile (then *s says why, or stays OK for a dropped CF).
+  auto wait_alone = [&](ColumnFamilyData* cfd, Status* s) {
+    while ((!cfd->compactions.empty() || cfd->manual_compaction) && !shutting_down_) bg_cv_.wait(l);
+    if (shutting_down_) *s = Status::Aborted("database is closing");
+    return s->ok() && !cfd->dropped;
+  };
+  // Runs c alone in the CF, then deletes the files it made obsolete.
+  auto run = [&](ColumnFamilyData* cfd, std::optional<CompactionInputs>& c) {
+    cfd->manual_compaction = true;
+    const uint64_t job = cfd->compactions.Add(*c);
+    Status r = RunTrackedCompactionLocked(l, cfd, *c, true);
+    cfd->compactions.Remove(job);
+    cfd->manual_compaction = false;
+    bg_cv_.notify_all();
+    c.reset();
+    l.unlock();
+    DeleteObsoleteFiles();
+    l.lock();
+    return r;
+  };
   for (ColumnFamilyData* cfd : targets) {
     if (!cfd->damage.ok()) {
       if (cf != nullptr) return cfd->damage;
@@ -583,10 +604,7 @@ Status DBImpl::CompactRange(ColumnFamilyHandle* cf, const Range* range) {
     }
     const int max_levels = std::max(cfd->options.max_levels, 2);
     for (int level = 0; level < max_levels; ++level) {
-      // Wait for the CF's background compactions (and another manual one), then run alone.
-      while ((!cfd->compactions.empty() || cfd->manual_compaction) && !shutting_down_) bg_cv_.wait(l);
-      if (shutting_down_) return Status::Aborted("database is closing");
-      if (cfd->dropped) break;
+      if (!wait_alone(cfd, &s)) break;
       // The last non-empty level is rewritten in place only when it is level >= 1 and the
       // only level left; otherwise push data down one level at a time.
       int deepest = 0;
@@ -607,18 +625,19 @@ Status DBImpl::CompactRange(ColumnFamilyHandle* cf, const Range* range) {
         }
       }
       if (!c) continue;
-      cfd->manual_compaction = true;
-      const uint64_t job = cfd->compactions.Add(*c);
-      s = RunTrackedCompactionLocked(l, cfd, *c, true);
-      cfd->compactions.Remove(job);
-      cfd->manual_compaction = false;
-      bg_cv_.notify_all();
-      c.reset();
-      l.unlock();
-      DeleteObsoleteFiles();
-      l.lock();
+      s = run(cfd, c);
       if (!s.ok()) return s;
     }
+    if (!s.ok()) return s;
+    // Then the value logs those passes left garbage in, below the GC threshold.
+    if (!wait_alone(cfd, &s)) {
+      if (!s.ok()) return s;
+      continue;
+    }
+    std::optional<CompactionInputs> c =
+        PickValueLogCleanup(*cfd->version, cfd->options, start, limit, cfd->gc_skip);
+    if (c) s = run(cfd, c);
+    if (!s.ok()) return s;
   }
   return damage;
 }

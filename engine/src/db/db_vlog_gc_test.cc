@@ -63,6 +63,14 @@ class ValueLogGcTest : public ::testing::Test {
       (*model)[Key(i)] = v;
     }
   }
+  // Writes `version` of every step-th key from `first` (below `keys`).
+  void Overwrite(int first, int keys, int step, int version, std::map<std::string, std::string>* model) {
+    for (int i = first; i < keys; i += step) {
+      std::string v = Value(i, version);
+      ASSERT_TRUE(db_->Put(WriteOptions(), cf(), Key(i), v).ok());
+      (*model)[Key(i)] = v;
+    }
+  }
   void ExpectModel(const std::map<std::string, std::string>& model, const ReadOptions& ro = ReadOptions()) {
     for (const auto& [k, v] : model) {
       std::string got;
@@ -148,11 +156,7 @@ TEST_F(ValueLogGcTest, LiveValuesAreRelocatedOutOfMostlyDeadLogs) {
   WriteVersion(keys, 0, &model);
   ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
   for (int version = 1; version <= 3; ++version) {
-    for (int i = 1; i < keys; i += 2) {
-      std::string v = Value(i, version);
-      ASSERT_TRUE(db_->Put(WriteOptions(), cf(), Key(i), v).ok());
-      model[Key(i)] = v;
-    }
+    Overwrite(1, keys, 2, version, &model);
     ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
   }
   ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
@@ -169,6 +173,47 @@ TEST_F(ValueLogGcTest, LiveValuesAreRelocatedOutOfMostlyDeadLogs) {
   }
   ExpectModel(model);
   Open();
+  ExpectModel(model);
+}
+
+TEST_F(ValueLogGcTest, ManualCompactionCollectsGarbageBelowTheThreshold) {
+  // Every fifth key overwritten: each old log is 20 % garbage, below the 50 % threshold, so
+  // background GC keeps it; CompactRange (OPTIMIZE TABLE) must not.
+  options_.default_cf_options.l1_file_count_trigger = 100;  // compaction only by hand
+  Open();
+  std::map<std::string, std::string> model;
+  const int keys = 300;
+  WriteVersion(keys, 0, &model);
+  ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  Overwrite(0, keys, 5, 1, &model);
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  ASSERT_TRUE(db_->WaitForBackgroundWork().ok());
+  EXPECT_GT(Stat("vlog_relocated_bytes"), 0u);
+  const VlogTotals t = Totals();
+  EXPECT_LE(t.size, t.live + t.files * 64) << "only live records and the logs' headers are left";
+  std::string detail;
+  ASSERT_TRUE(db_->GetProperty(cf(), "tidesdb.value-logs", &detail));
+  for (size_t pos = detail.find("garbage="); pos != std::string::npos;
+       pos = detail.find("garbage=", pos + 1)) {
+    EXPECT_EQ(std::stod(detail.substr(pos + 8)), 0.0) << detail;
+  }
+  EXPECT_EQ(VlogBytesOnDisk(), t.size);
+  ExpectModel(model);
+  Open();
+  ExpectModel(model);
+}
+
+TEST_F(ValueLogGcTest, ManualCompactionOfValueLogsWithoutGarbageRelocatesNothing) {
+  options_.default_cf_options.l1_file_count_trigger = 100;
+  Open();
+  std::map<std::string, std::string> model;
+  WriteVersion(300, 0, &model);
+  ASSERT_TRUE(db_->Flush(FlushOptions(), nullptr).ok());
+  const VlogTotals before = Totals();
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  EXPECT_EQ(Stat("vlog_relocated_bytes"), 0u);
+  EXPECT_EQ(Totals().size, before.size);
   ExpectModel(model);
 }
 
