@@ -68,18 +68,28 @@ bool ValueLogUsages(const Version& v, std::vector<ValueLogUsage>* out) {
   return true;
 }
 
-std::vector<uint64_t> ValueLogsToCollect(const Version& v, const ColumnFamilyOptions& options,
-                                         const std::set<uint64_t>& skip) {
+namespace {
+// Value logs with live bytes left, not in skip, whose garbage ratio reaches the threshold
+// (any_garbage: is above 0), ascending. Empty when the threshold turns relocation off.
+std::vector<uint64_t> LogsToRelocate(const Version& v, const ColumnFamilyOptions& options,
+                                     const std::set<uint64_t>& skip, bool any_garbage) {
   std::vector<uint64_t> out;
   const double threshold = options.value_log_gc_threshold;
   std::vector<ValueLogUsage> usages;
   if (!(threshold > 0 && threshold < 1) || !ValueLogUsages(v, &usages)) return out;
   for (const auto& u : usages) {
-    if (u.live_bytes > 0 && u.GarbageRatio() >= threshold && skip.count(u.file_number) == 0)
+    const double ratio = u.GarbageRatio();
+    if (u.live_bytes > 0 && (any_garbage ? ratio > 0 : ratio >= threshold) && skip.count(u.file_number) == 0)
       out.push_back(u.file_number);
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+}  // namespace
+
+std::vector<uint64_t> ValueLogsToCollect(const Version& v, const ColumnFamilyOptions& options,
+                                         const std::set<uint64_t>& skip) {
+  return LogsToRelocate(v, options, skip, false);
 }
 
 std::vector<uint64_t> DeadValueLogs(const Version& v) {
@@ -377,9 +387,8 @@ std::optional<CompactionInputs> PickRangeCompaction(const Version& v, const Colu
 std::optional<CompactionInputs> PickValueLogCleanup(const Version& v, const ColumnFamilyOptions& options,
                                                     Slice start, Slice limit,
                                                     const std::set<uint64_t>& gc_skip) {
-  const double threshold = options.value_log_gc_threshold;
-  std::vector<ValueLogUsage> usages;
-  if (!(threshold > 0 && threshold < 1) || !ValueLogUsages(v, &usages)) return std::nullopt;
+  const std::vector<uint64_t> with_garbage = LogsToRelocate(v, options, gc_skip, true);
+  if (with_garbage.empty()) return std::nullopt;
   int deepest = -1;
   for (int l = 0; l < static_cast<int>(v.levels.size()); ++l) {
     if (!v.levels[l].empty()) deepest = l;
@@ -388,11 +397,7 @@ std::optional<CompactionInputs> PickValueLogCleanup(const Version& v, const Colu
   auto in_range = [&](const FileMetaData& f) {
     return !(ExtractUserKey(f.largest) < start) && (limit.empty() || ExtractUserKey(f.smallest) < limit);
   };
-  std::set<uint64_t> logs;
-  for (const auto& u : usages) {
-    if (u.live_bytes > 0 && u.GarbageRatio() > 0 && gc_skip.count(u.file_number) == 0)
-      logs.insert(u.file_number);
-  }
+  std::set<uint64_t> logs(with_garbage.begin(), with_garbage.end());
   // A log still referenced from outside the span would keep its file: relocating its values
   // would only copy them.
   for (int l = 0; l < static_cast<int>(v.levels.size()); ++l) {
