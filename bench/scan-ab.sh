@@ -31,7 +31,10 @@
 #   (or durable: fsync per commit on every engine, bench/private-server.sh), OPTS_A,
 #   OPTS_B, ... [none] (mariadbd options for the starts with that build only: one plugin
 #   given twice with different settings, e.g.
-#   OPTS_B=--tidesdb-unified-memtable-write-buffer-size=16M bench/scan-ab.sh build build).
+#   OPTS_B=--tidesdb-unified-memtable-write-buffer-size=16M bench/scan-ab.sh build build),
+#   CHURN [none] (WORKLOAD:SECONDS, e.g. oltp_write_only:30: that sysbench workload runs
+#   once on each engine after the load, so that the tables every build then reads have the
+#   shape writes leave, memtable entries and L0 files included, the same for every build).
 set -euo pipefail
 usage() {
   echo "usage: $0 BUILD_A BUILD_B [BUILD_C ...] [OUT_DIR]" >&2
@@ -83,7 +86,12 @@ for engine in TidesDB InnoDB; do
   if [ "$OPTIMIZE" = 1 ]; then
     for t in $(seq 1 "$TABLES"); do sql "OPTIMIZE TABLE sb_$engine.sbtest$t" >/dev/null; done
   fi
+  if [ -n "${CHURN:-}" ]; then
+    sysbench_ro "$engine" "${CHURN#*:}" "${CHURN%%:*}" >/dev/null
+  fi
 done
+# Let flushes and compactions the load or the churn started finish before the first start.
+[ -z "${CHURN:-}" ] || sleep 10
 stop_server
 
 none="--point_selects=0 --simple_ranges=0 --sum_ranges=0 --order_ranges=0 --distinct_ranges=0"

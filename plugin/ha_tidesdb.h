@@ -139,6 +139,11 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   int index_read_map(uchar* buf, const uchar* key, key_part_map keypart_map,
                      enum ha_rkey_function find_flag) override;
   int index_read_last_map(uchar* buf, const uchar* key, key_part_map keypart_map) override;
+  // A range's end bounds its seek (range_end_), so SSTables and memtables whose prefix
+  // filters rule the range out are passed over, and its scan ends at the bound.
+  int read_range_first(const key_range* start_key, const key_range* end_key, bool eq_range,
+                       bool sorted) override;
+  int read_range_next() override;
   int index_next(uchar* buf) override;
   int index_prev(uchar* buf) override;
   int index_first(uchar* buf) override;
@@ -308,6 +313,12 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   // The limit iter_ was sought with (SeekBounded: an exact or prefix read stops at the
   // prefix's successor); empty when unbounded. index_next past it seeks on unbounded.
   std::string bound_;
+  // While the server reads one range (read_range_first / read_range_next): the index key
+  // every entry of the range is below (empty: no end), and whether bound_ is it (then the
+  // scan ends at the bound instead of seeking on past it).
+  std::string range_end_;
+  bool in_range_read_ = false;
+  bool bound_is_range_end_ = false;
   bool keyread_ = false;
 
   // The row last read: its primary key, its stored value (BLOB columns point into it),

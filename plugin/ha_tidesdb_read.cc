@@ -26,6 +26,7 @@ void ha_tidesdb::open_iterator(tidesdb::ColumnFamilyHandle* cf) {
   iter_ = t->NewIterator(tidesdb::ReadOptions(), cf);
   iter_cf_ = cf;
   bound_.clear();
+  bound_is_range_end_ = false;
   trx_->add_cursor(this);
 }
 
@@ -240,6 +241,7 @@ int ha_tidesdb::deliver_from_iterator(uchar* buf, bool forward, bool past_bound)
         // on from the bound, unbounded.
         iter_->Seek(bound_);
         bound_.clear();
+        bound_is_range_end_ = false;
         continue;
       }
       return HA_ERR_END_OF_FILE;
@@ -400,6 +402,17 @@ int ha_tidesdb::seek_index(uchar* buf, const std::string& target, enum ha_rkey_f
   prefix_ = target;
   std::string successor = prefix_successor(target);
   bound_.clear();
+  bound_is_range_end_ = false;
+  // Inside a range with an end, a seek to its start is bounded by it.
+  auto seek_in_range = [&](const std::string& from) {
+    if (in_range_read_ && !range_end_.empty()) {
+      bound_ = range_end_;
+      bound_is_range_end_ = true;
+      iter_->SeekBounded(from, range_end_);
+    } else {
+      iter_->Seek(from);
+    }
+  };
   int error;
   switch (find_flag) {
     case HA_READ_KEY_EXACT:
@@ -412,12 +425,12 @@ int ha_tidesdb::seek_index(uchar* buf, const std::string& target, enum ha_rkey_f
       if (error == 0 && !starts_with(last_key_, target)) error = HA_ERR_KEY_NOT_FOUND;
       break;
     case HA_READ_KEY_OR_NEXT:
-      iter_->Seek(target);
+      seek_in_range(target);
       error = deliver_from_iterator(buf, true);
       break;
     case HA_READ_AFTER_KEY:
       if (successor.empty() && !target.empty()) return HA_ERR_KEY_NOT_FOUND;
-      iter_->Seek(successor);
+      seek_in_range(successor);
       error = deliver_from_iterator(buf, true);
       break;
     case HA_READ_BEFORE_KEY:
@@ -517,6 +530,27 @@ int ha_tidesdb::index_read_last_map(uchar* buf, const uchar* key, key_part_map k
   return index_read_map(buf, key, keypart_map, HA_READ_PREFIX_LAST);
 }
 
+int ha_tidesdb::read_range_first(const key_range* start_key, const key_range* end_key, bool eq_range_arg,
+                                 bool sorted) {
+  range_end_.clear();
+  if (end_key != nullptr && active_index != MAX_KEY) {
+    codecs_[active_index].append_key_image(end_key->key, end_key->length, scratch_record_.get(), &range_end_);
+    // AFTER_KEY (<=): every entry with the end's prefix is inside; BEFORE_KEY (<): none.
+    if (end_key->flag == HA_READ_AFTER_KEY) range_end_ = prefix_successor(range_end_);
+  }
+  in_range_read_ = true;
+  int error = handler::read_range_first(start_key, end_key, eq_range_arg, sorted);
+  in_range_read_ = false;
+  return error;
+}
+
+int ha_tidesdb::read_range_next() {
+  in_range_read_ = true;
+  int error = handler::read_range_next();
+  in_range_read_ = false;
+  return error;
+}
+
 int ha_tidesdb::index_next(uchar* buf) { return next_in_index(buf, false); }
 
 int ha_tidesdb::next_in_index(uchar* buf, bool within_bound) {
@@ -528,11 +562,14 @@ int ha_tidesdb::next_in_index(uchar* buf, bool within_bound) {
   } else {
     return HA_ERR_END_OF_FILE;
   }
-  return deliver_from_iterator(buf, true, !within_bound);
+  // Past a range's end the range is done (the server would stop at the first entry past it).
+  const bool range_done = bound_is_range_end_ && in_range_read_;
+  return deliver_from_iterator(buf, true, !within_bound && !range_done);
 }
 
 int ha_tidesdb::index_prev(uchar* buf) {
   bound_.clear();  // the iterator's Prev ends its bound
+  bound_is_range_end_ = false;
   if (iter_) {
     iter_->Prev();
   } else if (reposition()) {

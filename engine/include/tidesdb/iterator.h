@@ -26,7 +26,8 @@ class Iterator {
   virtual void Seek(Slice target) = 0;
   // Seek(target) for a caller that reads on only while keys are < limit (empty: no limit):
   // the iterator may pass over the SSTables whose prefix filters
-  // (ColumnFamilyOptions::filter_prefix_length) rule out [target, limit), and may stop
+  // (ColumnFamilyOptions::filter_prefix_length) rule out [target, limit) (a range inside one
+  // prefix, or over a few), and may stop
   // (Valid() false, status OK) at the first key >= limit. Next() goes on up to the limit;
   // Prev() (which sees every key before) and the Seek* calls end the bound. The default is
   // Seek(target).

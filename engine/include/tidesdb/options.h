@@ -47,7 +47,8 @@ struct ColumnFamilyOptions {
   double bloom_fpr = 0.01;
   // 0: the filter holds whole user keys. N > 0: it holds the first N bytes of every key of
   // at least N bytes (shorter keys whole), so it also answers for a range whose keys all
-  // share one N-byte prefix (an equality on an index's leading fixed-length columns), and
+  // share one N-byte prefix (an equality on an index's leading fixed-length columns) or
+  // one of a few consecutive ones (a small range of such values, probed one by one), and
   // EstimateRange and iterators seeking inside such a range pass over the files it rules
   // out. A point lookup probes its key's prefix: less selective when many keys share one.
   // Each SSTable records the length its filter was built with, so changing this is safe.

@@ -372,6 +372,16 @@ TEST_F(CompactionTest, EstimateRangeSkipsFilesWhosePrefixFilterRulesTheRangeOut)
     EXPECT_LE(estimate(prefixed, value - 2), estimate(cf(), value - 2)) << value - 2;
   }
   EXPECT_GE(absent_ruled_out, 94) << "of 99 absent values, at a 1 % false-positive rate per file";
+  // A range over a few values (`k BETWEEN a AND b`) probes each one's prefix: two values
+  // neither file holds (4k + 2, 4k + 3) count nothing; with one held, its file counts.
+  int pairs_ruled_out = 0;
+  for (int value = 2; value < 396; value += 4) {
+    const std::string start = key(value, 0).substr(0, 5);
+    pairs_ruled_out += db_->EstimateRange(prefixed, Range{start, end(value + 1)}).keys == 0 ? 1 : 0;
+    EXPECT_GE(db_->EstimateRange(prefixed, Range{key(value - 1, 0).substr(0, 5), end(value)}).keys, 1u)
+        << value;
+  }
+  EXPECT_GE(pairs_ruled_out, 90) << "of 99 pairs of absent values";
   // Ranges across prefixes are estimated as before.
   EXPECT_EQ(db_->EstimateRange(prefixed, Range{"", ""}).keys, db_->EstimateRange(cf(), Range{"", ""}).keys);
 }
@@ -444,6 +454,18 @@ TEST_F(CompactionTest, SeekBoundedPassesOverFilesWhosePrefixFilterRulesTheRangeO
     }
     ASSERT_TRUE(it->status().ok());
     EXPECT_EQ(expected, got) << value;
+    // A range over this value and the next two (prefixes the filters probe one by one).
+    if (value % 10 < 8) {
+      const std::string wide_limit = end(value + 2);
+      std::vector<std::string> wide_expected(model.lower_bound(start), model.lower_bound(wide_limit));
+      std::vector<std::string> wide;
+      for (it->SeekBounded(start, wide_limit); it->Valid(); it->Next()) {
+        if (std::string(it->key()) >= wide_limit) break;  // may run on past the limit
+        wide.emplace_back(it->key());
+      }
+      ASSERT_TRUE(it->status().ok());
+      EXPECT_EQ(wide_expected, wide) << value;
+    }
     // From inside the range.
     it->SeekBounded(key(value, 1), limit);
     EXPECT_EQ(expected.size() > 1, it->Valid()) << value;

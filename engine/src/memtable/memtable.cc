@@ -288,10 +288,9 @@ bool MemTable::RangeMayMatch(uint32_t cf_id, Slice start, Slice limit) const {
   const CfStats* stats = FindCfStats(cf_id);
   if (stats == nullptr) return true;
   const uint32_t length = stats->filter_prefix.load(std::memory_order_relaxed);
-  Slice prefix;
-  if (length == kPrefixUnset || length == kPrefixMixed || !RangeFilterKey(start, limit, length, &prefix))
-    return true;
-  return BloomMayContain(PrefixBloomHash(cf_id, prefix));
+  if (length == kPrefixUnset || length == kPrefixMixed) return true;
+  return RangeMayMatchFilter(start, limit, length,
+                             [&](Slice key) { return BloomMayContain(PrefixBloomHash(cf_id, key)); });
 }
 
 void MemTable::Add(uint32_t cf_id, SequenceNumber seq, ValueType type, Slice user_key, Slice value,

@@ -29,7 +29,8 @@
 // set by Add before the entry is inserted (so a Get that can see the entry sees its bits).
 // A CF whose SSTables filter key prefixes (ColumnFamilyOptions::filter_prefix_length) also
 // has each entry's prefix in that filter, under its own seed: a seek or a range estimate
-// bounded inside one prefix the memtable never saw (RangeMayMatch) skips the skip list too.
+// bounded inside a few prefixes the memtable never saw (RangeMayMatch) skips the skip list
+// too.
 #pragma once
 
 #include <atomic>
@@ -65,9 +66,9 @@ class MemTable {
            size_t filter_prefix_length = 0);
 
   // False only if no entry of cf_id with a user key in [start, limit) was ever added: the
-  // range lies inside one key prefix (sst/bloom.h, RangeFilterKey, with the CF's
-  // filter_prefix_length) that the filter does not hold. True when it cannot tell (no
-  // filter, no prefix length, the range spans prefixes or is unbounded).
+  // range spans a few key prefixes (util/filter_key.h, RangeMayMatchFilter, with the CF's
+  // filter_prefix_length) that the filter holds none of. True when it cannot tell (no
+  // filter, no prefix length, the range spans many prefixes or is unbounded).
   bool RangeMayMatch(uint32_t cf_id, Slice start, Slice limit) const;
 
   // Finds the newest entry of (cf_id, user_key) with sequence <= snapshot. Returns true if

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "db/dbformat.h"
+#include "util/filter_key.h"
 
 namespace tidesdb {
 
@@ -320,9 +321,15 @@ TEST(MemTable, PrefixFilterRulesOutRangesInsideAbsentPrefixes) {
   }
   EXPECT_GT(ruled_out, 2000 * 9 / 10);
   ASSERT_FALSE(absent.empty());
-  // Not answerable: two prefixes, no limit, a start shorter than the prefix, a CF added
-  // without a prefix length, a CF with no entries.
-  EXPECT_TRUE(mem.RangeMayMatch(5, absent, Successor(Successor(absent))));
+  // A range over a few prefixes: ruled out when the filter holds none of them (the two
+  // after `absent` are not entries' prefixes: '|' + 1 and + 2), not when it holds one.
+  EXPECT_FALSE(mem.RangeMayMatch(5, absent, Successor(Successor(absent))));
+  EXPECT_TRUE(mem.RangeMayMatch(5, FilterPrefix(2), Successor(Successor(FilterPrefix(2)))));
+  // Not answerable: more prefixes than kMaxRangeFilterPrefixes, no limit, a start shorter
+  // than the prefix, a CF added without a prefix length, a CF with no entries.
+  std::string far = absent;
+  for (size_t i = 0; i < kMaxRangeFilterPrefixes + 1; ++i) far = Successor(far);
+  EXPECT_TRUE(mem.RangeMayMatch(5, absent, far));
   EXPECT_TRUE(mem.RangeMayMatch(5, absent, ""));
   EXPECT_TRUE(mem.RangeMayMatch(5, "p0", "p1"));
   EXPECT_TRUE(mem.RangeMayMatch(6, absent, Successor(absent)));

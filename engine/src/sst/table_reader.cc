@@ -211,9 +211,9 @@ Status TableReader::GetDataBlock(const BlockHandle& handle, bool fill_cache,
 }
 
 bool TableReader::RangeMayMatch(Slice start, Slice limit) const {
-  Slice key;
-  if (filter_ == nullptr || !RangeFilterKey(start, limit, props_.filter_prefix_length, &key)) return true;
-  return filter_->KeyMayMatch(key);
+  if (filter_ == nullptr) return true;
+  return RangeMayMatchFilter(start, limit, props_.filter_prefix_length,
+                             [this](Slice key) { return filter_->KeyMayMatch(key); });
 }
 
 Status TableReader::Get(Slice target, bool* found, std::string* found_key, std::string* value) const {

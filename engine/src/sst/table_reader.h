@@ -46,7 +46,8 @@ class TableReader {
 
   // False only if the table certainly holds no user key in [start, limit) (user keys; an
   // empty limit is unbounded): its filter holds prefixes (TableProperties::
-  // filter_prefix_length) and every key of the range would share one it does not hold.
+  // filter_prefix_length) and it holds none of the few prefixes every key of the range
+  // would have (RangeMayMatchFilter).
   bool RangeMayMatch(Slice start, Slice limit) const;
 
   // Iterates every entry in internal-key order. fill_cache = false reads blocks that are

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 
 #include "tidesdb/slice.h"
 
@@ -22,5 +23,59 @@ inline Slice FilterKey(Slice user_key, size_t prefix_length) {
 // that one probe rules the whole range in or out; false otherwise (an empty limit is
 // unbounded).
 bool RangeFilterKey(Slice start, Slice limit, size_t prefix_length, Slice* key);
+
+// The most prefixes RangeMayMatchFilter probes for one range.
+constexpr size_t kMaxRangeFilterPrefixes = 8;
+
+// Whether a filter built with prefix_length (FilterKey) may hold a user key in [start,
+// limit), asking may_match(Slice filter_key) -> bool. A range inside one prefix is one
+// probe (RangeFilterKey). A range over a few prefixes (at most kMaxRangeFilterPrefixes,
+// e.g. `k BETWEEN 10 AND 14` on an index whose filter holds k) probes each of them: every
+// key of at least prefix_length bytes in the range has one of the prefixes from start's
+// to limit's (both cut or padded with zero bytes to prefix_length; fixed-length byte
+// strings order as big-endian numbers, so they are consecutive). A key shorter than the
+// prefix is held whole and sorts just before the prefix it would be with zero bytes
+// appended, so for each prefix ending in zero bytes the keys it is with some of them cut
+// off are probed too. True when any probe may match, or when the filter cannot tell (no
+// prefix, no limit, too many prefixes).
+template <typename MayMatch>
+bool RangeMayMatchFilter(Slice start, Slice limit, size_t prefix_length, MayMatch may_match) {
+  Slice one;
+  if (RangeFilterKey(start, limit, prefix_length, &one)) return may_match(one);
+  constexpr size_t kMaxPrefixBytes = 64;
+  if (prefix_length == 0 || prefix_length > kMaxPrefixBytes || limit.empty()) return true;
+  char first[kMaxPrefixBytes] = {}, last[kMaxPrefixBytes] = {};
+  std::memcpy(first, start.data(), start.size() < prefix_length ? start.size() : prefix_length);
+  std::memcpy(last, limit.data(), limit.size() < prefix_length ? limit.size() : prefix_length);
+  // Adds one to a prefix as a big-endian number; false when it has no successor.
+  auto increment = [prefix_length](char* p) {
+    for (size_t i = prefix_length; i > 0; --i) {
+      unsigned char& b = reinterpret_cast<unsigned char&>(p[i - 1]);
+      if (++b != 0) return true;
+    }
+    return false;
+  };
+  // Count first, so that a range over many prefixes costs no probe.
+  char p[kMaxPrefixBytes];
+  std::memcpy(p, first, prefix_length);
+  size_t count = 1;
+  while (std::memcmp(p, last, prefix_length) < 0) {
+    if (count == kMaxRangeFilterPrefixes || !increment(p)) return true;
+    ++count;
+  }
+  if (std::memcmp(p, last, prefix_length) != 0) return true;  // start's prefix after limit's
+  // A limit no longer than the prefix is at most the last prefix (padded): keys with that
+  // prefix are past the range, only the shorter keys before it are in.
+  const bool last_outside = limit.size() <= prefix_length;
+  std::memcpy(p, first, prefix_length);
+  for (size_t i = 0; i < count; ++i) {
+    if (!(last_outside && i + 1 == count) && may_match(Slice(p, prefix_length))) return true;
+    for (size_t n = prefix_length; n > 0 && p[n - 1] == 0; --n) {
+      if (may_match(Slice(p, n - 1))) return true;
+    }
+    if (i + 1 < count) increment(p);
+  }
+  return false;
+}
 
 }  // namespace tidesdb

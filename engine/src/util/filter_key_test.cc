@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <set>
 #include <string>
+#include <vector>
 
 namespace tidesdb {
 namespace {
@@ -37,6 +40,75 @@ TEST(FilterKey, FilterKeyIsThePrefixOfLongEnoughKeys) {
   EXPECT_EQ("abc", FilterKey("abc", 3));
   EXPECT_EQ("ab", FilterKey("ab", 3));
   EXPECT_EQ("abcdef", FilterKey("abcdef", 0));
+}
+
+// A filter that holds exactly the filter keys of `keys`, and counts its probes.
+struct ExactFilter {
+  std::set<std::string> held;
+  size_t probes = 0;
+  ExactFilter(const std::vector<std::string>& keys, size_t prefix_length) {
+    for (const std::string& k : keys) held.insert(std::string(FilterKey(k, prefix_length)));
+  }
+  bool May(Slice start, Slice limit, size_t prefix_length) {
+    return RangeMayMatchFilter(start, limit, prefix_length, [this](Slice key) {
+      ++probes;
+      return held.count(std::string(key)) != 0;
+    });
+  }
+};
+
+TEST(FilterKey, RangeMayMatchFilterProbesEachPrefixOfASmallRange) {
+  const std::vector<std::string> keys = {std::string("\x80\x00\x00\x0a", 4) + "pk1",
+                                         std::string("\x80\x00\x00\x14", 4) + "pk2"};
+  ExactFilter filter(keys, 4);
+  // k BETWEEN 11 AND 15 (limit: the successor of 15's prefix): five prefixes, none held.
+  EXPECT_FALSE(filter.May(std::string("\x80\x00\x00\x0b", 4), std::string("\x80\x00\x00\x10", 4), 4));
+  EXPECT_EQ(5u, filter.probes);
+  // k BETWEEN 8 AND 12 holds 10.
+  EXPECT_TRUE(filter.May(std::string("\x80\x00\x00\x08", 4), std::string("\x80\x00\x00\x0d", 4), 4));
+  // Past kMaxRangeFilterPrefixes prefixes: no probe, "may match".
+  filter.probes = 0;
+  EXPECT_TRUE(filter.May(std::string("\x80\x00\x00\x30", 4), std::string("\x80\x00\x00\x60", 4), 4));
+  EXPECT_EQ(0u, filter.probes);
+  // Across a carry: 0x..ff, then 0x..01 00, whose shorter forms (held whole) are probed too.
+  filter.probes = 0;
+  EXPECT_FALSE(filter.May(std::string("\x80\x00\x00\xfe", 4), std::string("\x80\x00\x01\x02", 4), 4));
+  EXPECT_EQ(4u + 1u, filter.probes);
+  // No limit, or no prefix: cannot tell.
+  EXPECT_TRUE(filter.May(std::string("\x80\x00\x00\x0b", 4), "", 4));
+  EXPECT_TRUE(filter.May("a", "b", 0));
+}
+
+// Randomized against the definition: whenever a key of the set lies in [start, limit),
+// the filter must not rule the range out. Short keys, zero and 0xff bytes, and bounds
+// shorter or longer than the prefix are all common in this key space.
+TEST(FilterKey, RangeMayMatchFilterNeverRulesOutAKeyInTheRange) {
+  std::mt19937 rng(20261206);
+  const char alphabet[] = {'\0', '\x01', '\x7f', '\xfe', '\xff'};
+  auto random_key = [&](size_t max_length) {
+    std::string k(std::uniform_int_distribution<size_t>(0, max_length)(rng), '\0');
+    for (char& c : k) c = alphabet[std::uniform_int_distribution<size_t>(0, sizeof(alphabet) - 1)(rng)];
+    return k;
+  };
+  size_t ruled_out = 0;
+  for (int round = 0; round < 3000; ++round) {
+    const size_t prefix_length = std::uniform_int_distribution<size_t>(1, 3)(rng);
+    std::vector<std::string> keys;
+    for (int i = 0; i < 6; ++i) keys.push_back(random_key(5));
+    ExactFilter filter(keys, prefix_length);
+    for (int q = 0; q < 20; ++q) {
+      std::string start = random_key(4), limit = random_key(4);
+      if (limit.empty() || limit <= start) continue;
+      bool any = false;
+      for (const std::string& k : keys) any = any || (k >= start && k < limit);
+      const bool may = filter.May(start, limit, prefix_length);
+      if (any) {
+        ASSERT_TRUE(may) << "prefix " << prefix_length;
+      }
+      ruled_out += may ? 0 : 1;
+    }
+  }
+  EXPECT_GT(ruled_out, 1000u);  // and it does rule ranges out
 }
 
 }  // namespace
