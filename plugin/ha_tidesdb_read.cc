@@ -535,8 +535,9 @@ int ha_tidesdb::read_range_first(const key_range* start_key, const key_range* en
   range_end_.clear();
   if (end_key != nullptr && active_index != MAX_KEY) {
     codecs_[active_index].append_key_image(end_key->key, end_key->length, scratch_record_.get(), &range_end_);
-    // AFTER_KEY (<=): every entry with the end's prefix is inside; BEFORE_KEY (<): none.
-    if (end_key->flag == HA_READ_AFTER_KEY) range_end_ = prefix_successor(range_end_);
+    // BEFORE_KEY (<): no entry with the end's prefix is inside; AFTER_KEY (<=), and any
+    // other flag (the server then counts an entry equal to the end as inside), all are.
+    if (end_key->flag != HA_READ_BEFORE_KEY) range_end_ = prefix_successor(range_end_);
   }
   in_range_read_ = true;
   int error = handler::read_range_first(start_key, end_key, eq_range_arg, sorted);
