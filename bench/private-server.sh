@@ -18,6 +18,14 @@
 #              rocksdb_flush_log_at_trx_commit=1
 # stop_server shuts it down; sql runs one statement; io_written and cpu_ticks read the
 # server process's bytes written to storage and CPU ticks (user + system) so far.
+# rotated K WORDS... prints the words rotated left by K (slice groups in turn start with a
+# different engine, so that none always follows the same one: one engine's flushes and
+# compactions after its slice land in the next engine's slice). wait_quiet MAX waits until
+# the server used under 3 CPU ticks and wrote under 1 MiB in one second (or MAX seconds
+# passed) and prints the seconds waited.
+# The server runs in its datadir, so OUT (its error log's folder) must be absolute.
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/tidesql-bench.XXXXXX")
 DATA=$WORK/data
 SOCK=$WORK/mysqld.sock
@@ -74,3 +82,20 @@ stop_server() {
 sql() { mariadb --no-defaults --socket="$SOCK" -uroot -N -e "$1"; }
 io_written() { awk '/^write_bytes/ {print $2}' "/proc/$SERVER_PID/io"; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }
+rotated() { # k words...
+  local k=$1
+  shift
+  local words=("$@")
+  k=$((k % ${#words[@]}))
+  echo "${words[@]:k}" "${words[@]:0:k}"
+}
+wait_quiet() { # max_seconds
+  local start c0 w0
+  start=$(date +%s)
+  while [ $(($(date +%s) - start)) -lt "$1" ]; do
+    c0=$(cpu_ticks) w0=$(io_written)
+    sleep 1
+    [ $(($(cpu_ticks) - c0)) -lt 3 ] && [ $(($(io_written) - w0)) -lt 1048576 ] && break
+  done
+  echo $(($(date +%s) - start))
+}

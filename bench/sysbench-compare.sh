@@ -7,7 +7,10 @@
 # workload x thread count. A slice is one workload at one thread count on one engine for
 # SLICE seconds; engines alternate innermost (slice by slice), so that the machine's drift
 # hits all of them alike, and ROUNDS repeat each (workload, threads) so that the ratios to
-# InnoDB come with their spread across rounds.
+# InnoDB come with their spread across rounds. Each group of slices (one round of one
+# workload at one thread count) starts with the next engine in turn, so that no engine
+# always runs right after the same other one (whose background work spills into it); the
+# first slice waits until the server is quiet after the load (at most 180 s).
 #
 # Regimes, the same data in both, the server restarted between them with every engine's
 # cache set (innodb_buffer_pool_size, tidesdb_block_cache_size with a 64 MiB tidesdb
@@ -148,6 +151,7 @@ echo "engine,threads,seconds,rows" >"$OUT/sysbench-loads.csv"
 echo "regime,durability,stage,engine,table_bytes,disk_bytes" >"$OUT/sysbench-sizes.csv"
 : >"$OUT/sysbench-failures.log"
 loaded=0
+group=0 # slice groups so far: each starts with the next engine in turn (rotated)
 for regime in $REGIMES; do
   cache=$(cache_of "$regime")
   for durability in $DURABILITIES; do
@@ -165,12 +169,14 @@ for regime in $REGIMES; do
       done
       record_sizes "$regime" "$durability" load
       loaded=1
+      echo "after the load, the server was quiet after $(wait_quiet 180) s"
     fi
     if [ "$WARMUP" = 1 ]; then warm_up; fi
     for workload in $WORKLOADS; do
       for threads in $THREAD_COUNTS; do
         for round in $(seq 1 "$ROUNDS"); do
-          for engine in $ENGINES; do
+          # shellcheck disable=SC2086 # ENGINES is a list of words
+          for engine in $(rotated "$group" $ENGINES); do
             io0=$(io_written)
             c0=$(cpu_ticks)
             log=$(sb "$engine" "$threads" "$workload" --time="$SLICE" --percentile=99 --histogram=on run 2>&1) || true
@@ -195,6 +201,7 @@ for regime in $REGIMES; do
               tail -n 5 <<<"$log" >&2
             fi
           done
+          group=$((group + 1))
         done
       done
     done

@@ -4,8 +4,9 @@
 # A TPC-C-like workload (bench/tpcc/tpcc.lua, sysbench 1.0.20) on TidesDB, InnoDB and
 # MyRocks in ONE private MariaDB server (the same binary and SQL; only the ENGINE clause
 # differs), each engine on its own copy of the data (database tpcc_<engine>). Measures the
-# load (seconds, size), then ROUNDS x ENGINES slices of SLICE seconds, engines alternating,
-# for each durability in DURABILITIES (bench/private-server.sh: relaxed = no fsync per
+# load (seconds, size), then ROUNDS x ENGINES slices of SLICE seconds, engines alternating
+# (each round starting with the next engine in turn; the first waits until the server is
+# quiet after the load, at most 180 s), for each durability in DURABILITIES (bench/private-server.sh: relaxed = no fsync per
 # commit, durable = fsync per commit on every engine). The server restarts between
 # durabilities, and the second runs on the data the first left; after each start every
 # engine first runs WARMUP seconds unmeasured, so that no engine's measured slice is its
@@ -107,6 +108,7 @@ for durability in $DURABILITIES; do
       echo "load $engine: $seconds s, $size bytes"
     done
     first=0
+    echo "after the load, the server was quiet after $(wait_quiet 180) s"
   fi
   if [ "$WARMUP" != 0 ]; then
     for engine in $ENGINES; do
@@ -114,7 +116,8 @@ for durability in $DURABILITIES; do
     done
   fi
   for round in $(seq 1 "$ROUNDS"); do
-    for engine in $ENGINES; do
+    # shellcheck disable=SC2086 # ENGINES is a list of words
+    for engine in $(rotated $((round - 1)) $ENGINES); do
       log=$OUT/logs/run-$durability-$round-$engine.log
       io0=$(io_written)
       c0=$(cpu_ticks)

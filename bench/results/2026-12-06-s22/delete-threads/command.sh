@@ -39,8 +39,9 @@ case ${MODE:-threads} in
     perf stat -e context-switches,syscalls:sys_enter_sched_yield,syscalls:sys_enter_futex \
       -e syscalls:sys_enter_pwrite64,syscalls:sys_enter_write,syscalls:sys_enter_poll \
       -p "$SERVER_PID" -o "$OUT/oltp_delete.$ENGINE.stat" -- sleep 14 &
+    perf_pid=$!
     echo run "$(sb oltp_delete 15)"
-    wait
+    wait "$perf_pid" # not the server, also a child of this shell
     ;;
 esac
 stop_server
