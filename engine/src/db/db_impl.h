@@ -170,6 +170,7 @@ class DBImpl final : public DB {
  private:
   struct Writer;
   struct WriteGroup;
+  struct LeaderScratch;
   // Marks w ready and notifies it (write_mu_ held).
   static void Wake(Writer* w);
 
@@ -258,7 +259,9 @@ class DBImpl final : public DB {
   // Publishes the group's sequences (all its inserts are done), takes it off the queue,
   // wakes its other members and the next leader. self: the calling member, not woken.
   void FinishWriteGroup(WriteGroup* group, Writer* self);
-  Status MakeRoomForWrite(std::unique_lock<std::mutex>& state_lock, const std::vector<WriteBatch*>& group);
+  // slots: scratch for the memtable slots the group writes to (emptied first).
+  Status MakeRoomForWrite(std::unique_lock<std::mutex>& state_lock, const std::vector<WriteBatch*>& group,
+                          std::vector<MemTableSlot*>* slots);
   Status SwitchMemtableLocked(MemTableSlot* slot);  // freezes slot->active, rotates the WAL
   // Freezes the slots' active memtables (the empty ones stay) behind one WAL rotation.
   Status SwitchMemtablesLocked(const std::vector<MemTableSlot*>& slots);

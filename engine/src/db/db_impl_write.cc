@@ -2,6 +2,7 @@
 // write back-pressure.
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <chrono>
 #include <thread>
 
@@ -45,8 +46,9 @@ struct DBImpl::Writer {
 // A commit group after its WAL write, while its members insert their own batches. Lives
 // on the leader's stack; the leader returns only after the group is finished.
 struct DBImpl::WriteGroup {
-  std::vector<Writer*> members;  // queue order: the front members of writers_
-  bool publish = false;          // the group's sequences went to the memtables
+  explicit WriteGroup(std::vector<Writer*>& members) : members(members) {}
+  std::vector<Writer*>& members;  // queue order: the front members of writers_
+  bool publish = false;           // the group's sequences went to the memtables
   SequenceNumber last_sequence = 0;
   // Members still inserting. The one that brings it to zero finishes the group (its
   // decrement acquires every other member's inserts, then its release store publishes).
@@ -73,7 +75,56 @@ void SpinUntil(Done done) {
 void SpinUntilReady(const std::atomic<bool>& ready) {
   SpinUntil([&] { return ready.load(std::memory_order_acquire); });
 }
+
+// A leader keeps at most this many WAL payloads between groups, each of at most this
+// capacity (an OLTP commit's batch fits; at most 128 KiB per thread).
+constexpr size_t kKeptPayloads = 16;
+constexpr size_t kKeptPayloadBytes = 8 << 10;
 }  // namespace
+
+// The vectors a commit group's leader works with. Each thread keeps its own from one
+// group it leads to the next, so that leading a group allocates none of them once the
+// thread has led one as large: they were about 9 of the 33 allocations per autocommit
+// DELETE in the server (bench/results/2026-12-06-s23/delete-profile).
+struct DBImpl::LeaderScratch {
+  std::vector<Writer*> members, accepted, written, inserters, own;
+  std::vector<WriteBatch*> batches;
+  std::vector<MemTableSlot*> slots;
+  std::vector<SequenceNumber> first_seqs;
+  std::vector<std::string> payloads;
+  std::vector<LogWriter::Record> records;
+  bool in_use = false;
+
+  // The calling thread's scratch, released (emptied, capacity kept) by ~Lease. A thread
+  // leads one group at a time: a write from inside its own group would queue behind it.
+  class Lease {
+   public:
+    Lease() {
+      thread_local LeaderScratch mine;
+      assert(!mine.in_use);
+      s_ = &mine;
+      s_->in_use = true;
+    }
+    ~Lease() {
+      for (auto* v : {&s_->members, &s_->accepted, &s_->written, &s_->inserters, &s_->own}) v->clear();
+      s_->batches.clear();
+      s_->slots.clear();
+      s_->first_seqs.clear();
+      s_->records.clear();
+      if (s_->payloads.size() > kKeptPayloads) s_->payloads.resize(kKeptPayloads);
+      for (std::string& p : s_->payloads) {
+        if (p.capacity() > kKeptPayloadBytes) std::string().swap(p);
+      }
+      s_->in_use = false;
+    }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    LeaderScratch* operator->() const { return s_; }
+
+   private:
+    LeaderScratch* s_;
+  };
+};
 
 void DBImpl::Wake(Writer* w) {
   w->ready.store(true, std::memory_order_release);
@@ -207,7 +258,8 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
     return s;
   }
 
-  WriteGroup group;
+  LeaderScratch::Lease scratch;
+  WriteGroup group(scratch->members);
   size_t group_bytes = 0;
   for (Writer* x : writers_) {
     if (x->exclusive != nullptr || x->disable_wal != w.disable_wal) break;
@@ -218,7 +270,7 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
   }
   wl.unlock();
 
-  std::vector<Writer*> accepted;
+  std::vector<Writer*>& accepted = scratch->accepted;
   Status s;
   {
     std::unique_lock<std::mutex> l(mutex_);
@@ -240,23 +292,24 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
         }
         if (x->status.ok()) accepted.push_back(x);
       }
-      std::vector<WriteBatch*> batches;
+      std::vector<WriteBatch*>& batches = scratch->batches;
       for (Writer* x : accepted) batches.push_back(x->batch);
-      if (!accepted.empty()) s = MakeRoomForWrite(l, batches);
+      if (!accepted.empty()) s = MakeRoomForWrite(l, batches, &scratch->slots);
     }
   }
 
   // The writers whose records go to the WAL: accepted ones that also passed their
   // transaction validation. first_seqs[i] is written[i]'s first sequence. Of those, the
   // ones whose batches go to the memtables (not a prepare or a rollback): inserters.
-  std::vector<Writer*> written;
-  std::vector<SequenceNumber> first_seqs;
-  std::vector<Writer*> inserters;
+  std::vector<Writer*>& written = scratch->written;
+  std::vector<SequenceNumber>& first_seqs = scratch->first_seqs;
+  std::vector<Writer*>& inserters = scratch->inserters;
   if (s.ok() && !accepted.empty()) {
     SequenceNumber first = last_sequence_ + 1;
     SequenceNumber next = first;
-    std::vector<std::string> payloads(accepted.size());
-    std::vector<LogWriter::Record> records;
+    std::vector<std::string>& payloads = scratch->payloads;
+    if (payloads.size() < accepted.size()) payloads.resize(accepted.size());
+    std::vector<LogWriter::Record>& records = scratch->records;
     bool need_sync = false;
     for (Writer* x : accepted) {
       const WalRecordType type = x->txn != nullptr ? x->txn->type : kWalWriteBatch;
@@ -267,6 +320,7 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
         if (!x->status.ok()) continue;
       }
       std::string& payload = payloads[written.size()];
+      payload.clear();
       if (type != kWalWriteBatch) PutLengthPrefixedSlice(&payload, x->txn->xid);
       if (consumes) PutFixed64(&payload, next);
       if (type != kWalRollbackPrepared) payload.append(x->batch->Data());
@@ -389,7 +443,7 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
   // safe concurrently); the leader inserts the rest. The memtables cannot be switched
   // meanwhile: that happens only in the write queue, whose front this group keeps until
   // FinishWriteGroup.
-  std::vector<Writer*> own;
+  std::vector<Writer*>& own = scratch->own;
   for (Writer* x : inserters) {
     if (x != &w && x->batch->Count() >= kMinEntriesForOwnInsert) own.push_back(x);
   }
@@ -453,8 +507,10 @@ void DBImpl::FinishWriteGroup(WriteGroup* group, Writer* self) {
   if (!writers_.empty()) Wake(writers_.front());
 }
 
-Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>& l, const std::vector<WriteBatch*>& group) {
-  std::vector<MemTableSlot*> slots;
+Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>& l, const std::vector<WriteBatch*>& group,
+                                std::vector<MemTableSlot*>* slots_scratch) {
+  std::vector<MemTableSlot*>& slots = *slots_scratch;
+  slots.clear();
   if (unified_slot_) {
     slots.push_back(unified_slot_.get());
   } else {

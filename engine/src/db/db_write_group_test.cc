@@ -267,6 +267,32 @@ TEST_P(WriteGroupTest, MembersInsertTheirOwnBatchesAndASwitchWaitsForThem) {
   for (const char* k : {"a", "b", "c", "d"}) EXPECT_TRUE(Has(k)) << k;
 }
 
+// A thread keeps the vectors and WAL payloads of the groups it leads for the next one:
+// groups from large to small and back, one thread leading each, log exactly their own
+// batches (a payload kept from a larger group must not leave its tail in a smaller one's
+// record, and one past the kept capacity is given back and grown again). The WAL alone
+// answers after the reopen: nothing was flushed.
+TEST_P(WriteGroupTest, ALeaderReusesItsScratchAcrossGroupsOfEverySize) {
+  Open();
+  const std::vector<size_t> sizes = {300000, 7000, 10, 1, 5000, 200000, 3, 0};
+  SequenceNumber expected = db_->LatestSequence();
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    WriteBatch batch;
+    const std::string key = "k" + std::to_string(i);
+    batch.Put(cf_, key, std::string(sizes[i], static_cast<char>('a' + i)));
+    if (i % 2 == 1) batch.Delete(cf_, key + "/gone");
+    ASSERT_TRUE(db_->Write(WriteOptions(), &batch).ok());
+    expected += batch.Count();
+  }
+  Reopen();
+  EXPECT_EQ(db_->LatestSequence(), expected);
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    std::string v;
+    ASSERT_TRUE(db_->Get(ReadOptions(), cf_, "k" + std::to_string(i), &v).ok()) << i;
+    EXPECT_EQ(v, std::string(sizes[i], static_cast<char>('a' + i))) << i;
+  }
+}
+
 // The group's WAL write fails: no member's batch reaches a memtable, every member gets the
 // error, no sequence becomes visible, and the next write goes on in a new WAL.
 TEST_P(WriteGroupTest, FailedWalAppendInsertsNothingAndFailsEveryMember) {
