@@ -6,8 +6,9 @@
 # differs), each engine on its own copy of the data (database tpcc_<engine>). Measures the
 # load (seconds, size), then ROUNDS x ENGINES slices of SLICE seconds, engines alternating
 # (each round starting with the next engine in turn; the first waits until the server is
-# quiet after the load, at most 180 s), for each durability in DURABILITIES (bench/private-server.sh: relaxed = no fsync per
-# commit, durable = fsync per commit on every engine). The server restarts between
+# quiet after the load, at most 180 s), for each durability in DURABILITIES
+# (bench/private-server.sh: relaxed = no fsync per commit, durable = fsync per commit on
+# every engine). The server restarts between
 # durabilities, and the second runs on the data the first left; after each start every
 # engine first runs WARMUP seconds unmeasured, so that no engine's measured slice is its
 # cold-cache one. Per slice: transactions, new orders per minute (NOPM), p99 latency per
