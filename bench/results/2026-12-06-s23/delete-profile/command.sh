@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# Session 23: a flat CPU profile of the server under cached oltp_delete (8 x 200k, 2 GiB,
-# relaxed, 4 threads, after 20 s of oltp_write_only and a 5 s warm-up), one engine per
-# server: perf record -e cpu-clock for 12 s, reported by DSO and symbol (CALLGRAPH=fp or
-# dwarf,SIZE records call chains too; KEEP=1 keeps perf.ENGINE.data). MODE=mallocs counts the
-# server's malloc calls per event instead (after `perf probe -x <libc.so.6> malloc`).
-# Usage: ENGINE=TidesDB|InnoDB command.sh BUILD OUT
+# Cached oltp_delete, one engine per server (8 x 200k, 2 GiB, relaxed, 4 threads, after 20 s
+# of oltp_write_only and a 5 s warm-up), measured one way per run:
+#   MODE=profile  (default; session 23) perf record -e cpu-clock for 12 s, reported by DSO
+#                 and symbol (CALLGRAPH=fp or dwarf,SIZE records call chains too; KEEP=1
+#                 keeps perf.ENGINE.data)
+#   MODE=mallocs  (session 23) the server's malloc calls per event over 12 s (after
+#                 `perf probe -x <libc.so.6> malloc`)
+#   MODE=threads  (session 22) CPU ticks per server thread over 15 s (/proc/PID/task/*/stat;
+#                 the names tell TidesDB's tdb-* background threads from the connections)
+#   MODE=syscalls (session 22) context switches and system calls over 14 s (perf stat)
+# Session 22's delete-threads/command.sh runs this with MODE=threads or syscalls.
+# Usage: ENGINE=TidesDB|InnoDB [MODE=...] command.sh BUILD OUT
 set -euo pipefail
 BUILD=$(cd "$1" && pwd) OUT=$2 PORT=${PORT:-3399}
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
@@ -22,24 +28,51 @@ sb() {
 }
 echo churn "$(sb oltp_write_only 20)"
 echo warm "$(sb oltp_delete 5)"
-if [ "${MODE:-profile}" = mallocs ]; then
-  # Calls to malloc in the server per DELETE (needs the uprobe: perf probe -x LIBC malloc).
-  perf stat -e probe_libc:malloc -x, -p "$SERVER_PID" -o "$OUT/mallocs.$ENGINE.csv" -- sleep 12 &
-  perf_pid=$!
-  run=$(sb oltp_delete 13)
-  wait "$perf_pid"
-  calls=$(awk -F, '/probe_libc:malloc/ {print $1}' "$OUT/mallocs.$ENGINE.csv")
-  echo "run $run; malloc calls in 12 s: $calls, per event: $(awk -v c="$calls" -v r="${run#* (}" 'BEGIN {printf "%.1f", c / (r * 12)}')"
-  stop_server
-  exit 0
-fi
-perf record -e cpu-clock -F 1999 ${CALLGRAPH:+--call-graph=$CALLGRAPH} -p "$SERVER_PID" -o "$OUT/perf.$ENGINE.data" -- sleep 12 2>/dev/null &
-perf_pid=$!
-echo run "$(sb oltp_delete 13)"
-wait "$perf_pid"
-perf report -i "$OUT/perf.$ENGINE.data" --no-children --sort dso,sym --percent-limit 0.3 --stdio 2>/dev/null \
-  | grep -v '^#' | grep -v '^$' >"$OUT/oltp_delete.$ENGINE.profile.txt"
-perf report -i "$OUT/perf.$ENGINE.data" --no-children --sort dso --stdio 2>/dev/null \
-  | grep -v '^#' | grep -v '^$' >"$OUT/oltp_delete.$ENGINE.dso.txt"
-[ -n "${KEEP:-}" ] || rm -f "$OUT/perf.$ENGINE.data"
+snap() { # tid name ticks, per thread of the server
+  for t in "/proc/$SERVER_PID/task/"*; do
+    echo "$(basename "$t") $(tr ' ' _ <"$t/comm") $(awk '{print $14 + $15}' "$t/stat")"
+  done
+}
+case ${MODE:-profile} in
+  profile)
+    perf record -e cpu-clock -F 1999 ${CALLGRAPH:+--call-graph=$CALLGRAPH} -p "$SERVER_PID" \
+      -o "$OUT/perf.$ENGINE.data" -- sleep 12 2>/dev/null &
+    perf_pid=$!
+    echo run "$(sb oltp_delete 13)"
+    wait "$perf_pid" # not the server, also a child of this shell
+    perf report -i "$OUT/perf.$ENGINE.data" --no-children --sort dso,sym --percent-limit 0.3 --stdio 2>/dev/null |
+      grep -v '^#' | grep -v '^$' >"$OUT/oltp_delete.$ENGINE.profile.txt"
+    perf report -i "$OUT/perf.$ENGINE.data" --no-children --sort dso --stdio 2>/dev/null |
+      grep -v '^#' | grep -v '^$' >"$OUT/oltp_delete.$ENGINE.dso.txt"
+    [ -n "${KEEP:-}" ] || rm -f "$OUT/perf.$ENGINE.data"
+    ;;
+  mallocs)
+    perf stat -e probe_libc:malloc -x, -p "$SERVER_PID" -o "$OUT/mallocs.$ENGINE.csv" -- sleep 12 &
+    perf_pid=$!
+    run=$(sb oltp_delete 13)
+    wait "$perf_pid"
+    calls=$(awk -F, '/probe_libc:malloc/ {print $1}' "$OUT/mallocs.$ENGINE.csv")
+    echo "run $run; malloc calls in 12 s: $calls, per event:" \
+      "$(awk -v c="$calls" -v r="${run#* (}" 'BEGIN {printf "%.1f", c / (r * 12)}')"
+    ;;
+  threads)
+    snap >"$OUT/before"
+    echo run "$(sb oltp_delete 15)"
+    snap >"$OUT/after"
+    join <(sort "$OUT/before") <(sort "$OUT/after") | awk '{print $1, $2, $5 - $3}' | sort -k3 -n -r \
+      >"$OUT/oltp_delete.$ENGINE.threads.txt"
+    ;;
+  syscalls)
+    perf stat -e context-switches,syscalls:sys_enter_sched_yield,syscalls:sys_enter_futex \
+      -e syscalls:sys_enter_pwrite64,syscalls:sys_enter_write,syscalls:sys_enter_poll \
+      -p "$SERVER_PID" -o "$OUT/oltp_delete.$ENGINE.stat" -- sleep 14 &
+    perf_pid=$!
+    echo run "$(sb oltp_delete 15)"
+    wait "$perf_pid"
+    ;;
+  *)
+    echo "unknown MODE '$MODE' (profile, mallocs, threads or syscalls)" >&2
+    exit 2
+    ;;
+esac
 stop_server

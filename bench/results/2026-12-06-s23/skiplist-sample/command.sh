@@ -2,7 +2,7 @@
 # Session 23: the skip list's sampled insert start (skiplist-sample.patch, not kept) against
 # the plugin without it, one server per run, builds alternating: the flat profile of cached
 # oltp_delete (../delete-profile/command.sh) and its server CPU per event
-# (../../2026-12-06-s22/delete-threads/command.sh, MODE=threads), twice each: first the
+# (the same script with MODE=threads), twice each: first the
 # profiles, then the CPU counts.
 # Usage: command.sh BEFORE_BUILD SAMPLE_BUILD OUT (SAMPLE_BUILD: this tree with the patch
 # applied, `git apply bench/results/2026-12-06-s23/skiplist-sample/skiplist-sample.patch`).
@@ -17,6 +17,6 @@ for r in 1 2; do
 done
 for r in 1 2; do
   for b in before sample; do
-    ENGINE=TidesDB MODE=threads bench/results/2026-12-06-s22/delete-threads/command.sh "$(build_of $b)" "$OUT/threads-$b-$r"
+    ENGINE=TidesDB MODE=threads bench/results/2026-12-06-s23/delete-profile/command.sh "$(build_of $b)" "$OUT/threads-$b-$r"
   done
 done
