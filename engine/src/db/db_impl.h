@@ -122,8 +122,14 @@ class DBImpl final : public DB {
   void SetBeforeMemtableInsertForTest(std::function<void(const WriteBatch&)> hook) {
     before_memtable_insert_ = std::move(hook);
   }
-  // Tests: writers in the write queue (the group being committed included).
+  // Tests: writers in the write queue (the group being logged included; a group that is
+  // inserting has left it).
   size_t WriteQueueLengthForTest();
+  // Tests: runs op as an exclusive operation, holding the front of the write queue (after
+  // every earlier group is published), so that the writers arriving meanwhile queue.
+  Status RunExclusiveForTest(const std::function<Status()>& op) {
+    return WriteImpl(WriteOptions(), nullptr, op);
+  }
   // Tests: a manifest longer than this is rewritten as a snapshot at the next edit (64 MiB
   // otherwise). Set before the DB has work to do.
   void SetMaxManifestBytesForTest(uint64_t bytes) { max_manifest_bytes_ = bytes; }
@@ -173,6 +179,12 @@ class DBImpl final : public DB {
   struct LeaderScratch;
   // Marks w ready and notifies it (write_mu_ held).
   static void Wake(Writer* w);
+  // Makes [.., last] visible once every sequence up to `after` is: groups publish in
+  // sequence order.
+  void PublishInOrder(SequenceNumber after, SequenceNumber last);
+  // The front of the write queue: waits until every group that left it is published, so
+  // that last_sequence_ is visible and no batch is still going into a memtable.
+  void DrainWriteGroups();
 
   // Reports a message at `level` (Options::logger, else the LOG file). printf-style.
   void Log(LogLevel level, const char* format, ...) __attribute__((format(printf, 3, 4)));
@@ -256,8 +268,8 @@ class DBImpl final : public DB {
   Status InsertAsGroupMember(Writer* w);
   Status LeaveWriteGroup(Writer* w);
   Status WaitForWriteGroup(Writer* w);  // until another member finished w's group
-  // Publishes the group's sequences (all its inserts are done), takes it off the queue,
-  // wakes its other members and the next leader. self: the calling member, not woken.
+  // Publishes the group's sequences (all its inserts are done) after every earlier
+  // group's, and wakes its other members. self: the calling member, not woken.
   void FinishWriteGroup(WriteGroup* group, Writer* self);
   // slots: scratch for the memtable slots the group writes to (emptied first).
   Status MakeRoomForWrite(std::unique_lock<std::mutex>& state_lock, const std::vector<WriteBatch*>& group,
@@ -390,8 +402,10 @@ class DBImpl final : public DB {
   // Sequences: last_sequence_ is assigned by the leader while its group holds the front
   // of the write queue, after the group's WAL write; readers use visible_sequence_,
   // published by the group member that finished inserting last, once all of the group is
-  // in the memtables. Atomic because a snapshot manifest (built by whichever thread owns the
-  // manifest) records it without the write queue: any value it reads is logged already.
+  // in the memtables and every earlier group is published (groups insert after leaving
+  // the queue, so several may insert at once; they publish in sequence order). Atomic because a snapshot
+  // manifest (built by whichever thread owns the manifest) records it without the write queue: any value it
+  // reads is logged already.
   std::atomic<SequenceNumber> last_sequence_{0};
   // Sequences taken by disable_wal groups since the last WAL write ([first, last]; first = 0:
   // none). The next logged group notes them (kWalUnloggedSequences). Leader only.
@@ -402,6 +416,11 @@ class DBImpl final : public DB {
   // Write queue.
   std::mutex write_mu_;
   std::deque<Writer*> writers_;
+  // Groups that left the queue and wait for an earlier one to publish, and the queue's
+  // front waiting for every group to publish (DrainWriteGroups), sleep on publish_cv_.
+  // publish_mu_ is a leaf: nothing else is taken while it is held.
+  std::mutex publish_mu_;
+  std::condition_variable publish_cv_;
   std::function<void(const WriteBatch&)> before_memtable_insert_;  // tests only
   std::function<void(uint32_t, int, int)> compaction_start_;       // tests only
 

@@ -47,9 +47,11 @@ struct DBImpl::Writer {
 // on the leader's stack; the leader returns only after the group is finished.
 struct DBImpl::WriteGroup {
   explicit WriteGroup(std::vector<Writer*>& members) : members(members) {}
-  std::vector<Writer*>& members;  // queue order: the front members of writers_
+  std::vector<Writer*>& members;  // queue order: the front members of writers_ it took
   bool publish = false;           // the group's sequences went to the memtables
-  SequenceNumber last_sequence = 0;
+  // The group's sequences are (first_sequence - 1, last_sequence]; it publishes once the
+  // group before it published first_sequence - 1.
+  SequenceNumber first_sequence = 0, last_sequence = 0;
   // Members still inserting. The one that brings it to zero finishes the group (its
   // decrement acquires every other member's inserts, then its release store publishes).
   std::atomic<size_t> inserting{0};
@@ -238,7 +240,8 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
     // Re-locking also waits until whoever set `ready` has finished notifying w.cv, so w
     // (and its cv) may be destroyed once this returns.
     wl.lock();
-    while (!w.done && !w.insert && &w != writers_.front()) w.cv.wait(wl);
+    // A member of a group that left the queue is in it no more.
+    while (!w.done && !w.insert && (writers_.empty() || &w != writers_.front())) w.cv.wait(wl);
   }
   if (w.done) return w.status;
   if (w.insert) {
@@ -248,9 +251,11 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
     return InsertAsGroupMember(&w);
   }
 
-  // This writer leads. An exclusive operation (DDL, manual flush) runs alone.
+  // This writer leads. An exclusive operation (DDL, manual flush) runs alone, once the
+  // groups still inserting are published.
   if (w.exclusive != nullptr) {
     wl.unlock();
+    DrainWriteGroups();
     Status s = (*w.exclusive)();
     wl.lock();
     writers_.pop_front();
@@ -426,8 +431,9 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
         if (unlogged_first_ == 0) unlogged_first_ = first_seqs.front();
         unlogged_last_ = next - 1;
       }
-      last_sequence_ = next - 1;
       group.publish = true;
+      group.first_sequence = last_sequence_ + 1;
+      last_sequence_ = next - 1;
       group.last_sequence = last_sequence_;
       stat_commit_groups_++;
       stat_commits_ += written.size();
@@ -440,28 +446,30 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
   }
 
   // Members with batches worth a hand-off insert their own, all at once (MemTable::Add is
-  // safe concurrently); the leader inserts the rest. The memtables cannot be switched
-  // meanwhile: that happens only in the write queue, whose front this group keeps until
-  // FinishWriteGroup.
+  // safe concurrently); the leader inserts the rest. The group leaves the queue first, so
+  // the next group logs while this one inserts; the memtables cannot be switched meanwhile,
+  // since a switch first waits for every group to publish (SwitchMemtablesLocked).
   std::vector<Writer*>& own = scratch->own;
   for (Writer* x : inserters) {
     if (x != &w && x->batch->Count() >= kMinEntriesForOwnInsert) own.push_back(x);
   }
-  if (own.empty()) {
-    // Nothing worth handing off (a group of one, small batches): no coordination at all.
-    for (Writer* x : inserters) x->status = ApplyBatchToMemtables(*x->batch, x->first_seq);
-    FinishWriteGroup(&group, &w);
-    return w.status;
-  }
-  group.inserting.store(own.size() + 1, std::memory_order_relaxed);  // the leader too
+  if (!own.empty()) group.inserting.store(own.size() + 1, std::memory_order_relaxed);  // the leader too
   wl.lock();
+  for (size_t i = 0; i < group.members.size(); ++i) writers_.pop_front();
   w.ready.store(false, std::memory_order_relaxed);  // from here: set when the group is done
   for (Writer* x : own) {
     x->group = &group;
     x->insert = true;
     Wake(x);
   }
+  if (!writers_.empty()) Wake(writers_.front());
   wl.unlock();
+  if (own.empty()) {
+    // Nothing worth handing off (a group of one, small batches): no coordination at all.
+    for (Writer* x : inserters) x->status = ApplyBatchToMemtables(*x->batch, x->first_seq);
+    FinishWriteGroup(&group, &w);
+    return w.status;
+  }
   stat_member_inserts_ += own.size();
   w.group = &group;
   for (Writer* x : inserters) {
@@ -493,18 +501,37 @@ Status DBImpl::WaitForWriteGroup(Writer* w) {
 }
 
 void DBImpl::FinishWriteGroup(WriteGroup* group, Writer* self) {
-  if (group->publish) visible_sequence_.store(group->last_sequence, std::memory_order_release);
+  if (group->publish) PublishInOrder(group->first_sequence - 1, group->last_sequence);
+  if (group->members.size() == 1 && group->members.front() == self) return;  // nobody to wake
   // The group (on its leader's stack) and its writers may go away once write_mu_ is
   // released: each woken writer takes it before it returns.
   std::lock_guard<std::mutex> wl(write_mu_);
   for (Writer* x : group->members) {
-    writers_.pop_front();
     if (x != self) {
       x->done = true;
       Wake(x);
     }
   }
-  if (!writers_.empty()) Wake(writers_.front());
+}
+
+void DBImpl::PublishInOrder(SequenceNumber after, SequenceNumber last) {
+  auto ready = [&] { return visible_sequence_.load(std::memory_order_acquire) >= after; };
+  // The group before is usually finishing its inserts on the other core: watch briefly.
+  if (!ready()) SpinUntil(ready);
+  std::unique_lock<std::mutex> pl(publish_mu_);
+  publish_cv_.wait(pl, ready);
+  visible_sequence_.store(last, std::memory_order_release);
+  pl.unlock();
+  publish_cv_.notify_all();
+}
+
+void DBImpl::DrainWriteGroups() {
+  const SequenceNumber last = last_sequence_.load(std::memory_order_relaxed);  // the front's own
+  auto drained = [&] { return visible_sequence_.load(std::memory_order_acquire) >= last; };
+  if (drained()) return;
+  SpinUntil(drained);
+  std::unique_lock<std::mutex> pl(publish_mu_);
+  publish_cv_.wait(pl, drained);
 }
 
 Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>& l, const std::vector<WriteBatch*>& group,
@@ -596,6 +623,8 @@ Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>& l, const std::vect
 Status DBImpl::SwitchMemtableLocked(MemTableSlot* slot) { return SwitchMemtablesLocked({slot}); }
 
 Status DBImpl::SwitchMemtablesLocked(const std::vector<MemTableSlot*>& slots) {
+  // Called by the write queue's front: no group is inserting into what it freezes.
+  DrainWriteGroups();
   bool any = false;
   for (MemTableSlot* slot : slots) any |= !slot->active.mem->empty();
   if (!any) return Status::OK();

@@ -1,7 +1,8 @@
 // Commit groups whose members insert their own batches into the memtables (after the
-// leader's WAL write), concurrently: readers never see a group's sequences before all of
-// the group is inserted, a memtable switch waits for a group still inserting, a failed
-// WAL write inserts nothing and fails every member, and two-phase commit records go
+// leader's WAL write), concurrently, and groups that log while the one before them still
+// inserts: readers never see a group's sequences before all of the group and every
+// earlier group is inserted, a memtable switch waits for the groups still inserting, a
+// failed WAL write inserts nothing and fails every member, and two-phase commit records go
 // through such groups. Each in both memtable modes; the stress test in every sync mode.
 #include <gtest/gtest.h>
 
@@ -124,6 +125,38 @@ struct AsyncWrite {
   }
 };
 
+// Holds the front of the write queue with an exclusive operation, so that writers
+// started meanwhile queue behind it and then commit as one group.
+class QueueHold {
+ public:
+  void Start(DBImpl* impl) {
+    write_.Start([this, impl] {
+      return impl->RunExclusiveForTest([this] {
+        std::unique_lock<std::mutex> l(mu_);
+        cv_.wait(l, [&] { return released_; });
+        return Status::OK();
+      });
+    });
+  }
+  void Release() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      released_ = true;
+    }
+    cv_.notify_all();
+    write_.Join();
+  }
+  ~QueueHold() {
+    if (!released_) Release();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool released_ = false;
+  AsyncWrite write_;
+};
+
 class WriteGroupTest : public ::testing::TestWithParam<bool> {  // param: unified memtable
  protected:
   void SetUp() override {
@@ -181,6 +214,20 @@ class WriteGroupTest : public ::testing::TestWithParam<bool> {  // param: unifie
     });
     ASSERT_TRUE(WaitQueued(n)) << key;
   }
+  // Starts a non-waiting Flush (a memtable switch) while a group is still inserting: it
+  // reaches the front of the queue, and 50 ms later has frozen nothing yet.
+  void StartFlushThatWaits(AsyncWrite* flush) {
+    flush->Start([this] {
+      FlushOptions fo;
+      fo.wait = false;
+      return db_->Flush(fo, cf_);
+    });
+    ASSERT_TRUE(WaitQueued(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_FALSE(flush->done);
+    std::string v;
+    EXPECT_EQ(impl_->GetProperty(cf_, "tidesdb.num-immutable-mem-tables", &v) ? v : "", "0");
+  }
   bool Has(const std::string& key) {
     std::string v;
     Status s = db_->Get(ReadOptions(), cf_, key, &v);
@@ -202,56 +249,78 @@ INSTANTIATE_TEST_SUITE_P(MemtableMode, WriteGroupTest, ::testing::Bool(),
                            return info.param ? "Unified" : "PerCf";
                          });
 
-// A holds the write queue while its insert is held; B, C and D queue behind it and become
-// one group. C's insert is then held: B (the leader) and D have inserted, yet nothing of
-// the group is visible, and a memtable switch (a non-waiting Flush) waits in the queue.
-// Releasing C publishes the group, and the switch freezes a memtable holding all of it.
-// C's batch is large enough to be inserted on C's own thread; D's single put is inserted
-// by the leader.
+// A's insert is held after its WAL write. B still logs and inserts (A's group left the
+// queue before inserting), but neither is visible or acknowledged until A is in: groups
+// publish in sequence order. A memtable switch (a non-waiting Flush) waits for both.
+TEST_P(WriteGroupTest, AGroupInsertsWhileTheOneBeforeItStillDoes) {
+  Open();
+  const SequenceNumber before = db_->LatestSequence();
+  gate_.Hold("a");
+  AsyncWrite a, b, flush;
+  auto write = [this](const std::string& key) {
+    WriteBatch batch = BatchOf(key);
+    return db_->Write(WriteOptions(), &batch);
+  };
+  a.Start([&] { return write("a"); });
+  ASSERT_TRUE(gate_.WaitReached("a"));
+  b.Start([&] { return write("b"); });
+  ASSERT_TRUE(gate_.WaitReached("b"));
+  EXPECT_EQ(gate_.InsertedBy("b"), b.id);
+  StartFlushThatWaits(&flush);
+  EXPECT_EQ(db_->LatestSequence(), before);
+  EXPECT_FALSE(Has("a"));
+  EXPECT_FALSE(Has("b"));
+  EXPECT_FALSE(a.done || b.done || flush.done);
+
+  gate_.Release("a");
+  for (AsyncWrite* w : {&a, &b, &flush}) {
+    w->Join();
+    EXPECT_TRUE(w->status.ok()) << w->status.ToString();
+  }
+  constexpr SequenceNumber kLarge = DBImpl::kMinEntriesForOwnInsert;
+  EXPECT_EQ(db_->LatestSequence(), before + 2 * kLarge);
+  EXPECT_TRUE(Has("a"));
+  EXPECT_TRUE(Has("b"));
+  ASSERT_TRUE(db_->WaitForBackgroundWork().ok());
+  Reopen();
+  EXPECT_TRUE(Has("a"));
+  EXPECT_TRUE(Has("b"));
+}
+
+// B, C and D queue behind an exclusive operation and become one group. C's insert is then
+// held: B (the leader) and D have inserted, yet nothing of the group is visible, and a
+// memtable switch (a non-waiting Flush) waits at the front of the queue. Releasing C
+// publishes the group, and the switch freezes a memtable holding all of it. C's batch is
+// large enough to be inserted on C's own thread; D's single put is inserted by the leader.
 TEST_P(WriteGroupTest, MembersInsertTheirOwnBatchesAndASwitchWaitsForThem) {
   Open();
-  gate_.Hold("a");
+  const SequenceNumber before = db_->LatestSequence();
   gate_.Hold("c");
-  AsyncWrite a, b, c, d;
-  StartQueuedWrite(&a, "a", 1);
-  ASSERT_TRUE(gate_.WaitReached("a"));
-  const SequenceNumber before_group = db_->LatestSequence();  // a is not published yet
+  QueueHold hold;
+  hold.Start(impl_);
+  ASSERT_TRUE(WaitQueued(1));
+  AsyncWrite b, c, d;
   StartQueuedWrite(&b, "b", 2);
   StartQueuedWrite(&c, "c", 3);
   StartQueuedWrite(&d, "d", 4, 1);
   const uint64_t member_inserts = StatField(db_.get(), "member_inserts");
-  gate_.Release("a");
-  a.Join();
-  ASSERT_TRUE(a.status.ok()) << a.status.ToString();
-  EXPECT_TRUE(Has("a"));
-  const SequenceNumber after_a = db_->LatestSequence();
-  constexpr SequenceNumber kLarge = DBImpl::kMinEntriesForOwnInsert;
-  EXPECT_EQ(after_a, before_group + kLarge);
+  hold.Release();
 
   ASSERT_TRUE(gate_.WaitReached("b"));
   ASSERT_TRUE(gate_.WaitReached("c"));
   ASSERT_TRUE(gate_.WaitReached("d"));
-  EXPECT_EQ(gate_.InsertedBy("a"), a.id);
   EXPECT_EQ(gate_.InsertedBy("b"), b.id);
   EXPECT_EQ(gate_.InsertedBy("c"), c.id);  // its own
   EXPECT_EQ(gate_.InsertedBy("d"), b.id);  // too small for a hand-off: the leader's
 
   AsyncWrite flush;
-  flush.Start([this] {
-    FlushOptions fo;
-    fo.wait = false;
-    return db_->Flush(fo, cf_);
-  });
-  ASSERT_TRUE(WaitQueued(4));  // b, c, d and the flush
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  StartFlushThatWaits(&flush);
   // B and D are in the memtable but not visible while C is still inserting; nobody was
-  // acknowledged; the switch has not run.
-  EXPECT_EQ(db_->LatestSequence(), after_a);
+  // acknowledged.
+  EXPECT_EQ(db_->LatestSequence(), before);
   EXPECT_FALSE(Has("b"));
   EXPECT_FALSE(Has("d"));
   EXPECT_FALSE(b.done || c.done || d.done || flush.done);
-  std::string v;
-  EXPECT_EQ(impl_->GetProperty(cf_, "tidesdb.num-immutable-mem-tables", &v) ? v : "", "0");
 
   gate_.Release("c");
   b.Join();
@@ -259,12 +328,13 @@ TEST_P(WriteGroupTest, MembersInsertTheirOwnBatchesAndASwitchWaitsForThem) {
   d.Join();
   flush.Join();
   for (AsyncWrite* w : {&b, &c, &d, &flush}) EXPECT_TRUE(w->status.ok()) << w->status.ToString();
-  EXPECT_EQ(db_->LatestSequence(), after_a + 2 * kLarge + 1);  // b, c and d
-  for (const char* k : {"a", "b", "c", "d"}) EXPECT_TRUE(Has(k)) << k;
+  constexpr SequenceNumber kLarge = DBImpl::kMinEntriesForOwnInsert;
+  EXPECT_EQ(db_->LatestSequence(), before + 2 * kLarge + 1);  // b, c and d
+  for (const char* k : {"b", "c", "d"}) EXPECT_TRUE(Has(k)) << k;
   EXPECT_EQ(StatField(db_.get(), "member_inserts"), member_inserts + 1);  // c
   ASSERT_TRUE(db_->WaitForBackgroundWork().ok());
   Reopen();
-  for (const char* k : {"a", "b", "c", "d"}) EXPECT_TRUE(Has(k)) << k;
+  for (const char* k : {"b", "c", "d"}) EXPECT_TRUE(Has(k)) << k;
 }
 
 // A thread keeps the vectors and WAL payloads of the groups it leads for the next one:
@@ -297,19 +367,19 @@ TEST_P(WriteGroupTest, ALeaderReusesItsScratchAcrossGroupsOfEverySize) {
 // error, no sequence becomes visible, and the next write goes on in a new WAL.
 TEST_P(WriteGroupTest, FailedWalAppendInsertsNothingAndFailsEveryMember) {
   Open();
-  gate_.Hold("a");
-  AsyncWrite a, b, c, d;
-  StartQueuedWrite(&a, "a", 1);
-  ASSERT_TRUE(gate_.WaitReached("a"));  // a's record is in the WAL already
+  ASSERT_TRUE(db_->Put(WriteOptions(), cf_, "a", "v-a").ok());
+  const SequenceNumber after_a = db_->LatestSequence();
+  QueueHold hold;
+  hold.Start(impl_);
+  ASSERT_TRUE(WaitQueued(1));
+  AsyncWrite b, c, d;
   StartQueuedWrite(&b, "b", 2);
   StartQueuedWrite(&c, "c", 3);
   StartQueuedWrite(&d, "d", 4);
   fault_.SetFailAppend(true);
-  gate_.Release("a");
-  for (AsyncWrite* w : {&a, &b, &c, &d}) w->Join();
+  hold.Release();
+  for (AsyncWrite* w : {&b, &c, &d}) w->Join();
   fault_.SetFailAppend(false);
-  ASSERT_TRUE(a.status.ok()) << a.status.ToString();
-  const SequenceNumber after_a = db_->LatestSequence();
   for (AsyncWrite* w : {&b, &c, &d}) EXPECT_TRUE(w->status.IsIOError()) << w->status.ToString();
   for (const char* k : {"b", "c", "d"}) {
     EXPECT_FALSE(gate_.Reached(k)) << k << " was inserted";
@@ -337,10 +407,10 @@ TEST_P(WriteGroupTest, TwoPhaseRecordsInAGroupOfInsertingMembers) {
   prepare1.xid = "x1";
   ASSERT_TRUE(impl_->WriteTxn(WriteOptions(), &txn1, &prepare1).ok());
 
-  gate_.Hold("a");
-  AsyncWrite a, prepare, plain, commit;
-  StartQueuedWrite(&a, "a", 1);
-  ASSERT_TRUE(gate_.WaitReached("a"));
+  QueueHold hold;
+  hold.Start(impl_);
+  ASSERT_TRUE(WaitQueued(1));
+  AsyncWrite prepare, plain, commit;
   WriteBatch txn2 = BatchOf("t2");
   DBImpl::TxnWrite prepare2;
   prepare2.type = kWalPrepare;
@@ -354,8 +424,8 @@ TEST_P(WriteGroupTest, TwoPhaseRecordsInAGroupOfInsertingMembers) {
   commit.Start([&] { return impl_->WriteTxn(WriteOptions(), &txn1, &commit1); });
   ASSERT_TRUE(WaitQueued(4));
   const uint64_t member_inserts = StatField(db_.get(), "member_inserts");
-  gate_.Release("a");
-  for (AsyncWrite* w : {&a, &prepare, &plain, &commit}) {
+  hold.Release();
+  for (AsyncWrite* w : {&prepare, &plain, &commit}) {
     w->Join();
     EXPECT_TRUE(w->status.ok()) << w->status.ToString();
   }
