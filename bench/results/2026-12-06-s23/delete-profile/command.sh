@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Cached oltp_delete, one engine per server (8 x 200k, 2 GiB, relaxed, 4 threads, after 20 s
-# of oltp_write_only and a 5 s warm-up), measured one way per run:
+# Cached oltp_delete (or WORKLOAD, session 24), one engine per server (8 x 200k, 2 GiB,
+# relaxed, 4 threads, after 20 s of oltp_write_only and a 5 s warm-up), measured one way
+# per run:
 #   MODE=profile  (default; session 23) perf record -e cpu-clock for 12 s, reported by DSO
 #                 and symbol (CALLGRAPH=fp or dwarf,SIZE records call chains too; KEEP=1
 #                 keeps perf.ENGINE.data)
@@ -10,13 +11,13 @@
 #                 the names tell TidesDB's tdb-* background threads from the connections)
 #   MODE=syscalls (session 22) context switches and system calls over 14 s (perf stat)
 # Session 22's delete-threads/command.sh runs this with MODE=threads or syscalls.
-# Usage: ENGINE=TidesDB|InnoDB [MODE=...] command.sh BUILD OUT
+# Usage: ENGINE=TidesDB|InnoDB [MODE=...] [WORKLOAD=oltp_delete] command.sh BUILD OUT
 set -euo pipefail
 BUILD=$(cd "$1" && pwd) OUT=$2 PORT=${PORT:-3399}
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 cd "$(dirname "$0")/../../../.."
 . bench/private-server.sh
-TABLES=8 ROWS=200000
+TABLES=8 ROWS=200000 WORKLOAD=${WORKLOAD:-oltp_delete}
 start_server 2G relaxed
 sql "CREATE DATABASE t"
 sysbench oltp_read_only --db-driver=mysql --mysql-socket="$SOCK" --mysql-user=root --mysql-db=t \
@@ -27,7 +28,7 @@ sb() {
     --mysql-ignore-errors=1213,1205,1020 run | awk '/transactions:/ {print $2, $3}'
 }
 echo churn "$(sb oltp_write_only 20)"
-echo warm "$(sb oltp_delete 5)"
+echo warm "$(sb "$WORKLOAD" 5)"
 snap() { # tid name ticks, per thread of the server
   for t in "/proc/$SERVER_PID/task/"*; do
     echo "$(basename "$t") $(tr ' ' _ <"$t/comm") $(awk '{print $14 + $15}' "$t/stat")"
@@ -38,18 +39,18 @@ case ${MODE:-profile} in
     perf record -e cpu-clock -F 1999 ${CALLGRAPH:+--call-graph=$CALLGRAPH} -p "$SERVER_PID" \
       -o "$OUT/perf.$ENGINE.data" -- sleep 12 2>/dev/null &
     perf_pid=$!
-    echo run "$(sb oltp_delete 13)"
+    echo run "$(sb "$WORKLOAD" 13)"
     wait "$perf_pid" # not the server, also a child of this shell
     perf report -i "$OUT/perf.$ENGINE.data" --no-children --sort dso,sym --percent-limit 0.3 --stdio 2>/dev/null |
-      grep -v '^#' | grep -v '^$' >"$OUT/oltp_delete.$ENGINE.profile.txt"
+      grep -v '^#' | grep -v '^$' >"$OUT/$WORKLOAD.$ENGINE.profile.txt"
     perf report -i "$OUT/perf.$ENGINE.data" --no-children --sort dso --stdio 2>/dev/null |
-      grep -v '^#' | grep -v '^$' >"$OUT/oltp_delete.$ENGINE.dso.txt"
+      grep -v '^#' | grep -v '^$' >"$OUT/$WORKLOAD.$ENGINE.dso.txt"
     [ -n "${KEEP:-}" ] || rm -f "$OUT/perf.$ENGINE.data"
     ;;
   mallocs)
     perf stat -e probe_libc:malloc -x, -p "$SERVER_PID" -o "$OUT/mallocs.$ENGINE.csv" -- sleep 12 &
     perf_pid=$!
-    run=$(sb oltp_delete 13)
+    run=$(sb "$WORKLOAD" 13)
     wait "$perf_pid"
     calls=$(awk -F, '/probe_libc:malloc/ {print $1}' "$OUT/mallocs.$ENGINE.csv")
     echo "run $run; malloc calls in 12 s: $calls, per event:" \
@@ -57,17 +58,17 @@ case ${MODE:-profile} in
     ;;
   threads)
     snap >"$OUT/before"
-    echo run "$(sb oltp_delete 15)"
+    echo run "$(sb "$WORKLOAD" 15)"
     snap >"$OUT/after"
     join <(sort "$OUT/before") <(sort "$OUT/after") | awk '{print $1, $2, $5 - $3}' | sort -k3 -n -r \
-      >"$OUT/oltp_delete.$ENGINE.threads.txt"
+      >"$OUT/$WORKLOAD.$ENGINE.threads.txt"
     ;;
   syscalls)
     perf stat -e context-switches,syscalls:sys_enter_sched_yield,syscalls:sys_enter_futex \
       -e syscalls:sys_enter_pwrite64,syscalls:sys_enter_write,syscalls:sys_enter_poll \
-      -p "$SERVER_PID" -o "$OUT/oltp_delete.$ENGINE.stat" -- sleep 14 &
+      -p "$SERVER_PID" -o "$OUT/$WORKLOAD.$ENGINE.stat" -- sleep 14 &
     perf_pid=$!
-    echo run "$(sb oltp_delete 15)"
+    echo run "$(sb "$WORKLOAD" 15)"
     wait "$perf_pid"
     ;;
   *)
