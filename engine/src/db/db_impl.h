@@ -12,6 +12,8 @@
 //   sync_mu_   syncs of the WAL outside the write queue (SyncWalThrough); never held
 //              during the fsync itself
 //   snapshot_mu_  the registered snapshots; a leaf, held for a set insert or erase or copy
+//   publish_mu_   commit groups and the queue's front waiting for earlier groups to
+//                 publish (publish_cv_); a leaf, taken with mutex_ held by a memtable switch
 //
 // Reads (Get, NewIterator, EstimateRange) take none of these: they find the CF from its
 // handle and load its published ReadView (column_family.h): one shared_ptr copy under the
