@@ -431,7 +431,9 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch,
         if (unlogged_first_ == 0) unlogged_first_ = first_seqs.front();
         unlogged_last_ = next - 1;
       }
-      group.publish = true;
+      // A group that took no sequences (prepares, rollbacks of prepared transactions) has
+      // nothing to publish: it would tie with the next group, which may publish first.
+      group.publish = next > first;
       group.first_sequence = last_sequence_ + 1;
       last_sequence_ = next - 1;
       group.last_sequence = last_sequence_;
@@ -520,6 +522,7 @@ void DBImpl::PublishInOrder(SequenceNumber after, SequenceNumber last) {
   if (!ready()) SpinUntil(ready);
   std::unique_lock<std::mutex> pl(publish_mu_);
   publish_cv_.wait(pl, ready);
+  assert(visible_sequence_.load(std::memory_order_relaxed) <= last);  // never backwards
   visible_sequence_.store(last, std::memory_order_release);
   pl.unlock();
   publish_cv_.notify_all();
