@@ -27,8 +27,8 @@ for round in $(seq "$ROUNDS"); do
     done
   done
 done
-awk '{v[$3" "$2][$1] = $4} END {
-  for (k in v) { split(k, p, " "); if (p[2] != "after") continue
-    n = 0; s = 0; for (r in v[k]) { b = v[p[1]" before"][r]; if (b > 0) { s += log(v[k][r] / b); n++ } }
-    if (n) printf "%s after/before %.2f over %d rounds\n", p[1], exp(s / n), n } }' "$OUT/kvbench.txt" |
+awk '{v[$3 " " $2 " " $1] = $4; if ($2 == "after") {w[$3]; r[$1]}} END { # POSIX awk (mawk too)
+  for (k in w) { n = 0; s = 0
+    for (i in r) if (v[k " before " i] > 0 && v[k " after " i] > 0) { s += log(v[k " after " i] / v[k " before " i]); n++ }
+    if (n) printf "%s after/before %.2f over %d rounds\n", k, exp(s / n), n } }' "$OUT/kvbench.txt" |
   sort | tee "$OUT/summary.txt"
