@@ -184,6 +184,9 @@ class DBImpl final : public DB {
   // Makes [.., last] visible once every sequence up to `after` is: groups publish in
   // sequence order.
   void PublishInOrder(SequenceNumber after, SequenceNumber last);
+  // Returns once every sequence up to seq is visible: yields briefly, then sleeps on
+  // publish_cv_.
+  void WaitVisible(SequenceNumber seq);
   // The front of the write queue: waits until every group that left it is published, so
   // that last_sequence_ is visible and no batch is still going into a memtable.
   void DrainWriteGroups();
@@ -423,6 +426,7 @@ class DBImpl final : public DB {
   // publish_mu_ is a leaf: nothing else is taken while it is held.
   std::mutex publish_mu_;
   std::condition_variable publish_cv_;
+  std::atomic<int> publish_waiters_{0};  // threads asleep (or going to sleep) on publish_cv_
   std::function<void(const WriteBatch&)> before_memtable_insert_;  // tests only
   std::function<void(uint32_t, int, int)> compaction_start_;       // tests only
 

@@ -516,25 +516,33 @@ void DBImpl::FinishWriteGroup(WriteGroup* group, Writer* self) {
   }
 }
 
-void DBImpl::PublishInOrder(SequenceNumber after, SequenceNumber last) {
-  auto ready = [&] { return visible_sequence_.load(std::memory_order_acquire) >= after; };
+void DBImpl::WaitVisible(SequenceNumber seq) {
+  // seq_cst with the publisher's store and count load: either this thread sees the new
+  // visible sequence, or the publisher sees it counted and notifies under publish_mu_.
+  auto reached = [&] { return visible_sequence_.load(std::memory_order_seq_cst) >= seq; };
+  if (reached()) return;
   // The group before is usually finishing its inserts on the other core: watch briefly.
-  if (!ready()) SpinUntil(ready);
+  SpinUntil(reached);
+  if (reached()) return;
   std::unique_lock<std::mutex> pl(publish_mu_);
-  publish_cv_.wait(pl, ready);
+  publish_waiters_.fetch_add(1, std::memory_order_seq_cst);
+  publish_cv_.wait(pl, reached);
+  publish_waiters_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void DBImpl::PublishInOrder(SequenceNumber after, SequenceNumber last) {
+  WaitVisible(after);
   assert(visible_sequence_.load(std::memory_order_relaxed) <= last);  // never backwards
-  visible_sequence_.store(last, std::memory_order_release);
-  pl.unlock();
+  visible_sequence_.store(last, std::memory_order_seq_cst);
+  if (publish_waiters_.load(std::memory_order_seq_cst) == 0) return;  // nobody sleeps
+  // A waiter counted itself under publish_mu_ and checks before it sleeps: taking the
+  // mutex here means it is either asleep already or will see `last`.
+  { std::lock_guard<std::mutex> pl(publish_mu_); }
   publish_cv_.notify_all();
 }
 
 void DBImpl::DrainWriteGroups() {
-  const SequenceNumber last = last_sequence_.load(std::memory_order_relaxed);  // the front's own
-  auto drained = [&] { return visible_sequence_.load(std::memory_order_acquire) >= last; };
-  if (drained()) return;
-  SpinUntil(drained);
-  std::unique_lock<std::mutex> pl(publish_mu_);
-  publish_cv_.wait(pl, drained);
+  WaitVisible(last_sequence_.load(std::memory_order_relaxed));  // the front's own
 }
 
 Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>& l, const std::vector<WriteBatch*>& group,
