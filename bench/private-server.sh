@@ -22,7 +22,9 @@
 # different engine, so that none always follows the same one: one engine's flushes and
 # compactions after its slice land in the next engine's slice). wait_quiet MAX waits until
 # the server used under 3 CPU ticks and wrote under 1 MiB in one second (or MAX seconds
-# passed) and prints the seconds waited.
+# passed) and prints the seconds waited. read_tables TABLES ENGINE... reads every sysbench
+# table of each engine's database sb_ENGINE once, by its primary key and its secondary index
+# (a warm-up: no engine starts a measurement colder than another).
 # The server runs in its datadir, so OUT (its error log's folder) must be absolute.
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
@@ -98,4 +100,14 @@ wait_quiet() { # max_seconds
     [ $(($(cpu_ticks) - c0)) -lt 3 ] && [ $(($(io_written) - w0)) -lt 1048576 ] && break
   done
   echo $(($(date +%s) - start))
+}
+read_tables() { # tables engine...
+  local tables=$1 engine t
+  shift
+  for engine in "$@"; do
+    for t in $(seq 1 "$tables"); do
+      sql "SELECT COUNT(*), SUM(LENGTH(c)) FROM sb_$engine.sbtest$t" >/dev/null
+      sql "SELECT SUM(k) FROM sb_$engine.sbtest$t FORCE INDEX (k_$t)" >/dev/null
+    done
+  done
 }

@@ -8,8 +8,11 @@
 # default in the cached regime (2 GiB caches, relaxed durability). The data is loaded once
 # (TidesDB and InnoDB, TABLES x ROWS) and every table optimized; then, ROUNDS times, the
 # server is started with BUILD_A's plugin, then with BUILD_B's (and so on), on the same datadir; each
-# start warms both engines up (not measured) and runs every label for SLICE seconds per
-# engine, the engines alternating.
+# start warms both engines up (not measured: every table read once through the primary key
+# and the secondary index, InnoDB's buffer pool dump and load off, so that both start from
+# empty caches; then a few seconds of oltp_read_only each) and runs every label for SLICE
+# seconds per engine, the engines alternating. (Before session 25 InnoDB's buffer pool was
+# reloaded at each start and TidesDB had only the few seconds to warm its block cache.)
 #
 # Labels (LABELS): simple / sum / order / distinct (four of that range query per
 # transaction, 100 rows each), points (ten point selects), all (oltp_read_only's mix),
@@ -75,7 +78,11 @@ sysbench_ro() { # engine time [workload] options... ; prints the transactions pe
     --time="$time" --mysql-ignore-errors=1213,1205,1020 "$@" run | awk '/transactions:/ {gsub(/\(/, "", $3); print $3}'
 }
 
-start_server "$CACHE" "$DURABILITY"
+# Every start begins with both engines' caches empty (no InnoDB buffer pool dump and load,
+# which would start InnoDB warm and TidesDB cold), then reads every table once.
+cold_start=(--innodb-buffer-pool-dump-at-shutdown=OFF --innodb-buffer-pool-load-at-startup=OFF)
+
+start_server "$CACHE" "$DURABILITY" "${cold_start[@]}"
 for engine in TidesDB InnoDB; do
   sql "CREATE DATABASE sb_$engine"
   sysbench oltp_read_only --db-driver=mysql --mysql-socket="$SOCK" --mysql-user=root \
@@ -102,7 +109,8 @@ for round in $(seq 1 "$ROUNDS"); do
     ln -sfn "${BUILDS[$index]}/plugin/ha_tidesdb.so" "$PLUGINS/ha_tidesdb.so"
     opts_var=OPTS_$build
     # shellcheck disable=SC2086 # a list of options
-    start_server "$CACHE" "$DURABILITY" ${!opts_var:-}
+    start_server "$CACHE" "$DURABILITY" "${cold_start[@]}" ${!opts_var:-}
+    read_tables "$TABLES" TidesDB InnoDB
     sysbench_ro TidesDB 5 >/dev/null
     sysbench_ro InnoDB 3 >/dev/null
     for label in $LABELS; do

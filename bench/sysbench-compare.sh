@@ -135,14 +135,6 @@ record_sizes() { # regime durability stage
     echo "$1,$2,$3,$engine,$(table_bytes "$engine"),$(disk_bytes "$engine")" >>"$OUT/sysbench-sizes.csv"
   done
 }
-warm_up() {
-  for engine in $ENGINES; do
-    for i in $(seq 1 "$TABLES"); do
-      sql "SELECT COUNT(*), SUM(LENGTH(c)) FROM sb_$engine.sbtest$i" >/dev/null
-      sql "SELECT SUM(k) FROM sb_$engine.sbtest$i FORCE INDEX (k_$i)" >/dev/null
-    done
-  done
-}
 now() { date +%s.%N; }
 
 echo "regime,cache,durability,threads,round,workload,engine,transactions,tps,p95_ms,p99_ms,errors,bytes_written,cpu_ticks,seconds" \
@@ -171,7 +163,8 @@ for regime in $REGIMES; do
       loaded=1
       echo "after the load, the server was quiet after $(wait_quiet 180) s"
     fi
-    if [ "$WARMUP" = 1 ]; then warm_up; fi
+    # shellcheck disable=SC2086 # ENGINES is a list of words
+    if [ "$WARMUP" = 1 ]; then read_tables "$TABLES" $ENGINES; fi
     for workload in $WORKLOADS; do
       for threads in $THREAD_COUNTS; do
         for round in $(seq 1 "$ROUNDS"); do

@@ -2,7 +2,8 @@
 # Cached oltp_delete (or WORKLOAD, session 24), one engine per server (8 x 200k, 2 GiB,
 # relaxed, 4 threads, after 20 s of oltp_write_only and a 5 s warm-up), measured one way
 # per run:
-#   MODE=profile  (default; session 23) perf record -e cpu-clock for 12 s, reported by DSO
+#   MODE=profile  (default; session 23) perf record -e cpu-clock (FREQ samples a second,
+#                 default 1999) for 12 s, reported by DSO
 #                 and symbol (CALLGRAPH=fp or dwarf,SIZE records call chains too; KEEP=1
 #                 keeps perf.ENGINE.data)
 #   MODE=mallocs  (session 23) the server's malloc calls per event over 12 s (after
@@ -36,14 +37,19 @@ snap() { # tid name ticks, per thread of the server
 }
 case ${MODE:-profile} in
   profile)
-    perf record -e cpu-clock -F 1999 ${CALLGRAPH:+--call-graph=$CALLGRAPH} -p "$SERVER_PID" \
+    # SYSTEM_WIDE=1 (session 25) samples every CPU (-a) and reports the server's samples
+    # only: per-process events (-p) are switched at each of the server threads' context
+    # switches, which slows the engine that switches more.
+    target=(-p "$SERVER_PID") only=()
+    [ -z "${SYSTEM_WIDE:-}" ] || target=(-a) only=(--pid "$SERVER_PID")
+    perf record -e cpu-clock -F "${FREQ:-1999}" ${CALLGRAPH:+--call-graph=$CALLGRAPH} "${target[@]}" \
       -o "$OUT/perf.$ENGINE.data" -- sleep 12 2>/dev/null &
     perf_pid=$!
     echo run "$(sb "$WORKLOAD" 13)"
     wait "$perf_pid" # not the server, also a child of this shell
-    perf report -i "$OUT/perf.$ENGINE.data" --no-children --sort dso,sym --percent-limit 0.3 --stdio 2>/dev/null |
+    perf report -i "$OUT/perf.$ENGINE.data" "${only[@]}" --no-children --sort dso,sym --percent-limit 0.3 --stdio 2>/dev/null |
       grep -v '^#' | grep -v '^$' >"$OUT/$WORKLOAD.$ENGINE.profile.txt"
-    perf report -i "$OUT/perf.$ENGINE.data" --no-children --sort dso --stdio 2>/dev/null |
+    perf report -i "$OUT/perf.$ENGINE.data" "${only[@]}" --no-children --sort dso --stdio 2>/dev/null |
       grep -v '^#' | grep -v '^$' >"$OUT/$WORKLOAD.$ENGINE.dso.txt"
     [ -n "${KEEP:-}" ] || rm -f "$OUT/perf.$ENGINE.data"
     ;;
