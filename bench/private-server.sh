@@ -16,8 +16,12 @@
 #   durable  fsync per commit (group commit allowed) on every engine:
 #              innodb_flush_log_at_trx_commit=1, tidesdb_*_sync_mode=FULL,
 #              rocksdb_flush_log_at_trx_commit=1
+# Every start begins with every engine's cache empty: InnoDB's buffer pool dump at shutdown
+# and load at startup are off (on, a restarted server would start InnoDB warm and the LSM
+# engines cold; session 25, results/2026-12-06-s25/scan-ab-warmup/).
 # stop_server shuts it down; sql runs one statement; io_written and cpu_ticks read the
-# server process's bytes written to storage and CPU ticks (user + system) so far.
+# server process's bytes written to storage and CPU ticks (user + system) so far;
+# ms_per_txn TICKS TPS SECONDS turns a slice's ticks into CPU ms per transaction.
 # rotated K WORDS... prints the words rotated left by K (slice groups in turn start with a
 # different engine, so that none always follows the same one: one engine's flushes and
 # compactions after its slice land in the next engine's slice). wait_quiet MAX waits until
@@ -62,6 +66,7 @@ start_server() { # cache durability [mariadbd options...]
     --max-connections=200 --table-open-cache=2048 \
     --innodb-buffer-pool-size="$cache" --innodb-log-file-size=256M \
     --innodb-flush-log-at-trx-commit=$innodb \
+    --innodb-buffer-pool-dump-at-shutdown=OFF --innodb-buffer-pool-load-at-startup=OFF \
     --tidesdb-block-cache-size="$cache" --tidesdb-unified-memtable-write-buffer-size=64M \
     --tidesdb-unified-memtable-sync-mode=$tidesdb --tidesdb-default-sync-mode=$tidesdb \
     --rocksdb-block-cache-size="$cache" --rocksdb-flush-log-at-trx-commit=$rocksdb \
@@ -82,6 +87,9 @@ stop_server() {
   SERVER_PID=
 }
 sql() { mariadb --no-defaults --socket="$SOCK" -uroot -N -e "$1"; }
+ms_per_txn() { # cpu_ticks transactions_per_second seconds: the server's CPU ms per transaction
+  awk -v t="$1" -v tps="$2" -v s="$3" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.4f", t * 1000 / hz / (tps * s) }'
+}
 io_written() { awk '/^write_bytes/ {print $2}' "/proc/$SERVER_PID/io"; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }
 rotated() { # k words...

@@ -78,11 +78,7 @@ sysbench_ro() { # engine time [workload] options... ; prints the transactions pe
     --time="$time" --mysql-ignore-errors=1213,1205,1020 "$@" run | awk '/transactions:/ {gsub(/\(/, "", $3); print $3}'
 }
 
-# Every start begins with both engines' caches empty (no InnoDB buffer pool dump and load,
-# which would start InnoDB warm and TidesDB cold), then reads every table once.
-cold_start=(--innodb-buffer-pool-dump-at-shutdown=OFF --innodb-buffer-pool-load-at-startup=OFF)
-
-start_server "$CACHE" "$DURABILITY" "${cold_start[@]}"
+start_server "$CACHE" "$DURABILITY"
 for engine in TidesDB InnoDB; do
   sql "CREATE DATABASE sb_$engine"
   sysbench oltp_read_only --db-driver=mysql --mysql-socket="$SOCK" --mysql-user=root \
@@ -109,7 +105,7 @@ for round in $(seq 1 "$ROUNDS"); do
     ln -sfn "${BUILDS[$index]}/plugin/ha_tidesdb.so" "$PLUGINS/ha_tidesdb.so"
     opts_var=OPTS_$build
     # shellcheck disable=SC2086 # a list of options
-    start_server "$CACHE" "$DURABILITY" "${cold_start[@]}" ${!opts_var:-}
+    start_server "$CACHE" "$DURABILITY" ${!opts_var:-}
     read_tables "$TABLES" TidesDB InnoDB
     sysbench_ro TidesDB 5 >/dev/null
     sysbench_ro InnoDB 3 >/dev/null
@@ -132,8 +128,7 @@ for round in $(seq 1 "$ROUNDS"); do
         # shellcheck disable=SC2086 # options is a list of flags
         tps=$(sysbench_ro "$engine" "$SLICE" $options)
         after=$(cpu_ticks)
-        cpu=$(awk -v t="$((after - before))" -v tps="$tps" -v s="$SLICE" -v hz="$(getconf CLK_TCK)" \
-          'BEGIN { printf "%.4f", t * 1000 / hz / (tps * s) }')
+        cpu=$(ms_per_txn $((after - before)) "$tps" "$SLICE")
         echo "$round,$build,$label,$engine,$tps,$cpu" | tee -a "$OUT/scan-ab.csv"
       done
     done

@@ -147,8 +147,7 @@ group=0 # slice groups so far: each starts with the next engine in turn (rotated
 for regime in $REGIMES; do
   cache=$(cache_of "$regime")
   for durability in $DURABILITIES; do
-    start_server "$cache" "$durability" --skip-log-bin \
-      --innodb-buffer-pool-dump-at-shutdown=OFF --innodb-buffer-pool-load-at-startup=OFF
+    start_server "$cache" "$durability" --skip-log-bin
     if [ "$loaded" = 0 ]; then
       for engine in $ENGINES; do
         sql "CREATE DATABASE sb_$engine"

@@ -18,7 +18,7 @@ sb() { # engine seconds workload
     --tables=$TABLES --table-size=$ROWS --threads=4 --rand-type=uniform --time="$2" \
     --mysql-ignore-errors=1213,1205,1020 run | awk '/transactions:/ {gsub(/\(/, "", $3); print $3}'
 }
-start_server 2G relaxed --innodb-buffer-pool-dump-at-shutdown=OFF --innodb-buffer-pool-load-at-startup=OFF
+start_server 2G relaxed
 for engine in TidesDB InnoDB; do
   sql "CREATE DATABASE sb_$engine"
   sysbench oltp_read_only --db-driver=mysql --mysql-socket="$SOCK" --mysql-user=root --mysql-db="sb_$engine" \
@@ -28,7 +28,7 @@ for engine in TidesDB InnoDB; do sb "$engine" 20 oltp_write_only >/dev/null; don
 sleep 10
 if [ -n "${RESTART:-}" ]; then
   stop_server
-  start_server 2G relaxed --innodb-buffer-pool-dump-at-shutdown=OFF --innodb-buffer-pool-load-at-startup=OFF
+  start_server 2G relaxed
   read_tables $TABLES TidesDB InnoDB
 fi
 for engine in TidesDB InnoDB; do sb "$engine" 5 oltp_read_write >/dev/null; done
@@ -38,8 +38,7 @@ for round in $(seq 1 "$ROUNDS"); do
     c0=$(cpu_ticks)
     tps=$(sb "$engine" "$SLICE" oltp_read_write)
     c1=$(cpu_ticks)
-    cpu=$(awk -v t="$((c1 - c0))" -v tps="$tps" -v s="$SLICE" -v hz="$(getconf CLK_TCK)" \
-      'BEGIN { printf "%.4f", t * 1000 / hz / (tps * s) }')
+    cpu=$(ms_per_txn $((c1 - c0)) "$tps" "$SLICE")
     echo "$round,$engine,$tps,$cpu" | tee -a "$OUT/colocated.csv"
   done
 done
