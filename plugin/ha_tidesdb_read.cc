@@ -210,7 +210,7 @@ bool ha_tidesdb::entry_primary_key(uint index, std::string_view key, std::string
 
 int ha_tidesdb::entry_into_record(std::string_view key, std::string_view packed, uchar* buf) {
   bool pushed = pushed_idx_cond != nullptr && pushed_idx_cond_keyno == active_index;
-  if (!pushed && !keyread_) return 0;
+  if (!pushed && !covering_read()) return 0;
   bool ok = codecs_[active_index].decode_into_record(key, &packed, buf);
   if (ok && !has_hidden_pk())
     ok = codecs_[table->s->primary_key].decode_into_record(pk_buf_, &packed, buf, false);
@@ -277,10 +277,11 @@ int ha_tidesdb::deliver_from_iterator(uchar* buf, bool forward, bool past_bound)
       if (verdict != 0) return verdict;
       // A locking read locks (or registers) the row even when the index covers the
       // columns: FOR UPDATE through a covering index must not skip its lock.
-      if (keyread_ && !want_locking_read()) {
+      if (covering_read() && !want_locking_read()) {
         row_pk_ = pk_buf_;
         row_locked_ = false;
         status_counters.rows_read.add();
+        status_counters.covered_index_reads.add();
         error = 0;
       } else {
         error = fetch_row(pk_buf_, buf);
@@ -379,9 +380,26 @@ int ha_tidesdb::rnd_pos(uchar* buf, uchar* pos) {
 
 // --- index reads -----------------------------------------------------------------------------
 
+bool ha_tidesdb::read_set_in_index(uint index) const {
+  if (index >= table->s->keys) return false;
+  for (uint i = 0; i < table->s->fields; i++) {
+    const Field* field = table->field[i];
+    if (!bitmap_is_set(table->read_set, i)) continue;
+    // A virtual column is computed by the server after the read, from its base columns.
+    if (!field->stored_in_db() || !field->part_of_key.is_set(index)) return false;
+  }
+  return true;
+}
+
+void ha_tidesdb::column_bitmaps_signal() {
+  handler::column_bitmaps_signal();
+  if (active_index != MAX_KEY) read_set_in_index_ = read_set_in_index(active_index);
+}
+
 int ha_tidesdb::index_init(uint index, bool sorted) {
   close_iterator();
   active_index = index;
+  read_set_in_index_ = read_set_in_index(index);
   scan_ = ScanKind::kIndex;
   last_key_.clear();
   prefix_.clear();
@@ -392,6 +410,7 @@ int ha_tidesdb::index_end() {
   close_iterator();
   scan_ = ScanKind::kNone;
   active_index = MAX_KEY;
+  read_set_in_index_ = false;
   return 0;
 }
 
@@ -496,9 +515,11 @@ int ha_tidesdb::index_read_map(uchar* buf, const uchar* key, key_part_map keypar
       if (!entry_primary_key(active_index, key_buf_, value_buf_, &pk_buf_, &packed)) return HA_ERR_CRASHED;
       int error = entry_into_record(key_buf_, packed, buf);
       if (error == HA_ERR_END_OF_FILE) error = HA_ERR_KEY_NOT_FOUND;
-      if (error == 0 && keyread_ && !want_locking_read())
+      if (error == 0 && covering_read() && !want_locking_read()) {
         row_pk_ = pk_buf_;
-      else if (error == 0)
+        status_counters.rows_read.add();
+        status_counters.covered_index_reads.add();
+      } else if (error == 0)
         error = fetch_row(pk_buf_, buf);
       iter_released_ = error == 0;
       return error;

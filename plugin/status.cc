@@ -31,7 +31,8 @@ LibraryCounters library;
 std::mutex library_mutex;
 // Copies of the connection-side counters, so the array below holds plain values.
 unsigned long long rows_read, rows_inserted, rows_updated, rows_deleted, off_row_reads, off_row_writes,
-    transactions, commits, rollbacks, conflicts, prepares, binlog_checkpoints, background_errors;
+    covered_index_reads, transactions, commits, rollbacks, conflicts, prepares, binlog_checkpoints,
+    background_errors;
 
 // The latest background error and when it came (wall clock, microseconds).
 std::mutex background_error_mutex;
@@ -45,6 +46,7 @@ void refresh() {
   rows_deleted = status_counters.rows_deleted.load();
   off_row_reads = status_counters.off_row_reads.load();
   off_row_writes = status_counters.off_row_writes.load();
+  covered_index_reads = status_counters.covered_index_reads.load();
   transactions = status_counters.transactions.load();
   commits = status_counters.commits.load();
   rollbacks = status_counters.rollbacks.load();
@@ -80,6 +82,7 @@ SHOW_VAR exported[] = {
     {"rows_deleted", reinterpret_cast<char*>(&rows_deleted), SHOW_ULONGLONG},
     {"off_row_reads", reinterpret_cast<char*>(&off_row_reads), SHOW_ULONGLONG},
     {"off_row_writes", reinterpret_cast<char*>(&off_row_writes), SHOW_ULONGLONG},
+    {"covered_index_reads", reinterpret_cast<char*>(&covered_index_reads), SHOW_ULONGLONG},
     {"transactions", reinterpret_cast<char*>(&transactions), SHOW_ULONGLONG},
     {"commits", reinterpret_cast<char*>(&commits), SHOW_ULONGLONG},
     {"rollbacks", reinterpret_cast<char*>(&rollbacks), SHOW_ULONGLONG},

@@ -48,6 +48,8 @@ struct StatusCounters {
   StripedCounter rows_deleted;
   StripedCounter off_row_reads;   // off-row BLOB values read
   StripedCounter off_row_writes;  // off-row BLOB values written
+  // Rows a secondary index's entries gave whole, without a read of the row by primary key.
+  StripedCounter covered_index_reads;
   StripedCounter transactions;
   StripedCounter commits;
   StripedCounter rollbacks;

@@ -12,14 +12,15 @@
 #                 the names tell TidesDB's tdb-* background threads from the connections)
 #   MODE=syscalls (session 22) context switches and system calls over 14 s (perf stat)
 # Session 22's delete-threads/command.sh runs this with MODE=threads or syscalls.
-# Usage: ENGINE=TidesDB|InnoDB [MODE=...] [WORKLOAD=oltp_delete] command.sh BUILD OUT
+# CACHE (session 26) sets every engine's cache (default 2G; 64M for the small-cache regime).
+# Usage: ENGINE=TidesDB|InnoDB [MODE=...] [WORKLOAD=oltp_delete] [CACHE=2G] command.sh BUILD OUT
 set -euo pipefail
 BUILD=$(cd "$1" && pwd) OUT=$2 PORT=${PORT:-3399}
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 cd "$(dirname "$0")/../../../.."
 . bench/private-server.sh
 TABLES=8 ROWS=200000 WORKLOAD=${WORKLOAD:-oltp_delete}
-start_server 2G relaxed
+start_server "${CACHE:-2G}" relaxed
 sql "CREATE DATABASE t"
 sysbench oltp_read_only --db-driver=mysql --mysql-socket="$SOCK" --mysql-user=root --mysql-db=t \
   --tables=$TABLES --table-size=$ROWS --threads=2 --mysql-storage-engine="$ENGINE" prepare >/dev/null

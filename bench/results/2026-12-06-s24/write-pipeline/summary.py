@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Summarises command.sh's output folder: per workload, TidesDB / InnoDB throughput
 (geometric mean, min..max over rounds) and CPU per transaction for the build before (A)
-and after (B); then, for the syscalls runs, calls per DELETE event."""
+and after (B); then, for the syscalls runs, calls per DELETE event.
+Usage: summary.py OUT [PART ...] (the folders of OUT holding a scan-ab.csv; default fresh
+churned; session 26's covered-reads/command.sh passes its own)."""
 import collections
 import csv
 import math
@@ -10,13 +12,14 @@ import re
 import sys
 
 out = sys.argv[1]
+parts = sys.argv[2:] or ["fresh", "churned"]
 
 
 def gmean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
-for part in ("fresh", "churned"):
+for part in parts:
     path = os.path.join(out, part, "scan-ab.csv")
     if not os.path.exists(path):
         continue
