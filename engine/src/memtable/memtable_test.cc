@@ -325,6 +325,11 @@ TEST(MemTable, PrefixFilterRulesOutRangesInsideAbsentPrefixes) {
   // after `absent` are not entries' prefixes: '|' + 1 and + 2), not when it holds one.
   EXPECT_FALSE(mem.RangeMayMatch(5, absent, Successor(Successor(absent))));
   EXPECT_TRUE(mem.RangeMayMatch(5, FilterPrefix(2), Successor(Successor(FilterPrefix(2)))));
+  // Every probe of a range counts, the last one too: a held prefix at the end of a range
+  // of absent ones.
+  mem.Add(7, seq++, ValueType::kValue, std::string("b\x02x", 3), "v", 2);
+  EXPECT_TRUE(mem.RangeMayMatch(7, std::string("b\x00", 2), std::string("b\x03", 2)));
+  EXPECT_FALSE(mem.RangeMayMatch(7, std::string("b\x03", 2), std::string("b\x06", 2)));
   // Not answerable: more prefixes than kMaxRangeFilterPrefixes, no limit, a start shorter
   // than the prefix, a CF added without a prefix length, a CF with no entries.
   std::string far = absent;
