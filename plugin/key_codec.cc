@@ -17,12 +17,17 @@ void invert(std::string* out, size_t from) {
   for (size_t i = from; i < out->size(); i++) (*out)[i] = static_cast<char>(~static_cast<uchar>((*out)[i]));
 }
 
+}  // namespace
+
 // The bytes of a string column in a row buffer.
-void string_value(Field* field, const uchar* ptr, const uchar** data, size_t* length) {
-  if (auto* var = dynamic_cast<Field_varstring*>(field)) {
+void KeyCodec::string_value(const Part& part, const uchar* ptr, const uchar** data, size_t* length) {
+  Field* field = part.field;
+  if (part.form == Form::kVarstring) {
+    auto* var = static_cast<Field_varstring*>(field);
     *length = var->length_bytes == 1 ? ptr[0] : uint2korr(ptr);
     *data = ptr + var->length_bytes;
-  } else if (auto* blob = dynamic_cast<Field_blob*>(field)) {
+  } else if (part.form == Form::kBlob) {
+    auto* blob = static_cast<Field_blob*>(field);
     uint packlength = blob->pack_length_no_ptr();
     *length = blob->get_length(ptr, packlength);
     memcpy(data, ptr + packlength, sizeof(uchar*));
@@ -31,8 +36,6 @@ void string_value(Field* field, const uchar* ptr, const uchar** data, size_t* le
     *data = ptr;
   }
 }
-
-}  // namespace
 
 std::string prefix_successor(std::string_view prefix) {
   std::string s(prefix);
@@ -54,11 +57,15 @@ KeyCodec::Part KeyCodec::describe_part(TABLE* table, const KEY_PART_INFO& kp) {
   part.nullable = part.field->real_maybe_null();
   part.desc = (kp.key_part_flag & HA_REVERSE_SORT) != 0;
   part.field_offset = part.field->offset(table->record[0]);
-  part.full_length = part.field->key_length() == kp.length && !dynamic_cast<Field_blob*>(part.field);
   Field* f = part.field;
+  part.form = dynamic_cast<Field_varstring*>(f) ? Form::kVarstring
+              : dynamic_cast<Field_blob*>(f)    ? Form::kBlob
+              : dynamic_cast<Field_bit*>(f)     ? Form::kBit
+                                                : Form::kPlain;
+  part.full_length = f->key_length() == kp.length && part.form != Form::kBlob;
   CHARSET_INFO* cs = f->charset();
   bool is_string =
-      dynamic_cast<Field_varstring*>(f) || dynamic_cast<Field_blob*>(f) || dynamic_cast<Field_string*>(f);
+      part.form == Form::kVarstring || part.form == Form::kBlob || dynamic_cast<Field_string*>(f);
   switch (f->real_type()) {
     case MYSQL_TYPE_TINY:
     case MYSQL_TYPE_SHORT:
@@ -124,7 +131,7 @@ bool KeyCodec::fits(const uchar* record) const {
     if (part.field->is_null_in_record(record)) continue;
     const uchar* data;
     size_t length;
-    string_value(part.field, record + part.field_offset, &data, &length);
+    string_value(part, record + part.field_offset, &data, &length);
     if (part.kind == Kind::kBinaryVar) {
       if (length > part.prefix_chars) return false;
       continue;
@@ -193,7 +200,7 @@ void KeyCodec::append_part(const Part& part, const uchar* record, std::string* o
     case Kind::kText: {
       const uchar* data;
       size_t length;
-      string_value(f, ptr, &data, &length);
+      string_value(part, ptr, &data, &length);
       CHARSET_INFO* cs = f->charset();
       length = std::min(length, cs->charpos(reinterpret_cast<const char*>(data),
                                             reinterpret_cast<const char*>(data) + length, part.prefix_chars));
@@ -212,7 +219,7 @@ void KeyCodec::append_part(const Part& part, const uchar* record, std::string* o
     case Kind::kBinaryVar: {
       const uchar* data;
       size_t length;
-      string_value(f, ptr, &data, &length);
+      string_value(part, ptr, &data, &length);
       length = std::min<size_t>(length, part.prefix_chars);
       size_t pos = 0;
       do {
@@ -289,20 +296,21 @@ void KeyCodec::restore_key_image(const uchar* key, uint parts, uchar* record) co
     }
     if (!is_null) {
       uchar* to = record + part.field_offset;
-      if (auto* blob = dynamic_cast<Field_blob*>(f)) {
+      if (part.form == Form::kBlob) {
         uint length = uint2korr(p);
-        uint packlength = blob->pack_length_no_ptr();
+        uint packlength = static_cast<Field_blob*>(f)->pack_length_no_ptr();
         store_lowendian(length, to, packlength);
         const uchar* data = p + HA_KEY_BLOB_LENGTH;
         memcpy(to + packlength, &data, sizeof(data));
-      } else if (auto* var = dynamic_cast<Field_varstring*>(f)) {
+      } else if (part.form == Form::kVarstring) {
+        auto* var = static_cast<Field_varstring*>(f);
         uint length = std::min<uint>(uint2korr(p), var->field_length);
         if (var->length_bytes == 1)
           to[0] = static_cast<uchar>(length);
         else
           int2store(to, length);
         memcpy(to + var->length_bytes, p + HA_KEY_BLOB_LENGTH, length);
-      } else if (dynamic_cast<Field_bit*>(f)) {
+      } else if (part.form == Form::kBit) {
         my_ptrdiff_t diff = record - table_->record[0];
         f->move_field_offset(diff);
         f->set_key_image(p, kp.length);
@@ -450,7 +458,7 @@ void KeyCodec::append_packed_values(const uchar* record, std::string* out, bool 
       // A prefix part keeps the prefix: whole characters for text.
       const uchar* data;
       size_t length;
-      string_value(f, ptr, &data, &length);
+      string_value(part, ptr, &data, &length);
       if (part.kind == Kind::kText) {
         CHARSET_INFO* cs = f->charset();
         length =
@@ -463,25 +471,27 @@ void KeyCodec::append_packed_values(const uchar* record, std::string* out, bool 
       bound = length + 8;
     }
     size_t at = out->size();
-    if (auto* var = dynamic_cast<Field_varstring*>(f); var != nullptr && !part.full_length) {
+    if (part.form == Form::kVarstring && !part.full_length) {
+      auto* var = static_cast<Field_varstring*>(f);
       // Field_varstring::pack with a small max_length writes one length byte where unpack
       // expects the field's two: write the field's own form here.
       const uchar* data;
       size_t length;
-      string_value(f, ptr, &data, &length);
+      string_value(part, ptr, &data, &length);
       length = std::min<size_t>(length, max_length);
       out->push_back(static_cast<char>(length & 0xff));
       if (var->length_bytes == 2) out->push_back(static_cast<char>((length >> 8) & 0xff));
       out->append(reinterpret_cast<const char*>(data), length);
       continue;
     }
-    if (auto* blob = dynamic_cast<Field_blob*>(f); blob != nullptr && !part.full_length) {
+    if (part.form == Form::kBlob && !part.full_length) {
+      auto* blob = static_cast<Field_blob*>(f);
       // Field_blob::pack with a max_length stores the shortened length but the whole value:
       // write the packed form (length bytes + data) here.
       uint packlength = blob->pack_length_no_ptr();
       const uchar* data;
       size_t length;
-      string_value(f, ptr, &data, &length);
+      string_value(part, ptr, &data, &length);
       length = std::min<size_t>(length, max_length);
       out->resize(at + packlength);
       store_lowendian(length, reinterpret_cast<uchar*>(&(*out)[at]), packlength);
