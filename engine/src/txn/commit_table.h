@@ -13,6 +13,11 @@
 // each shard keeps its own mark, so eviction in one shard does not fail validations of
 // keys in other shards.
 //
+// A key is held as a 64-bit hash of its column family and bytes, not as its bytes: two
+// keys with one hash would share an entry, which can only cause a spurious conflict (the
+// transaction retries), never hide one. Each entry is still charged its key's size, so the
+// capacity means what it did.
+//
 // Atomicity contract: validating a transaction's keys and recording its commit must be
 // one step with respect to other committers, or two transactions writing the same key
 // could both pass validation. Either call ValidateAndRecord (which serializes its callers
@@ -48,8 +53,8 @@ class CommitTable {
     size_t num_shards = 16;
   };
 
-  // Approximate bookkeeping cost of one entry besides its key bytes (hash node, list node,
-  // sequence).
+  // Approximate bookkeeping cost of one entry besides its key bytes (its record, its
+  // index slot at half load, the index's growth).
   static constexpr size_t kEntryOverheadBytes = 80;
 
   // A key written by a committing transaction.
@@ -112,7 +117,7 @@ class CommitTable {
  private:
   struct Shard;
 
-  Shard& ShardFor(const std::string& table_key) const;
+  Shard& ShardFor(uint64_t hash) const;
   void RaiseMaxLowWaterMark(SequenceNumber mark);
 
   const size_t shard_mask_;

@@ -185,6 +185,47 @@ TEST(CommitTable, NeverMissesAConflictAgainstAnOracle) {
   std::printf("conservative rejections: %d\n", conservative);
 }
 
+// Thousands of keys recorded, recorded again and pruned, so that each shard's index grows,
+// shrinks and shifts its probe runs back on every removal: above the prune point, with no
+// eviction, the table answers exactly as an oracle, and holds exactly its live keys.
+TEST(CommitTable, ExactAboveThePrunePointAsItsIndexGrowsAndShrinks) {
+  std::mt19937_64 rng(TestSeed());
+  CommitTable::Options options;
+  options.num_shards = 2;
+  CommitTable table(options);
+  std::map<std::string, SequenceNumber> oracle;  // key -> newest commit
+  SequenceNumber last_seq = 0, pruned = 0;
+  for (int round = 0; round < 6; ++round) {
+    // Even rounds record many keys, odd rounds few, so the indexes grow and then shrink.
+    const int keys = round % 2 == 0 ? 20000 : 50;
+    for (int i = 0; i < 30000; ++i) {
+      const std::string key = "k" + std::to_string(rng() % keys);
+      table.RecordCommit(kCf, key, ++last_seq);
+      oracle[key] = last_seq;
+      if (i % 97 == 0) {
+        const std::string probe = "k" + std::to_string(rng() % 20000);
+        const SequenceNumber snapshot = pruned + rng() % (last_seq - pruned + 1);
+        auto it = oracle.find(probe);
+        const bool conflict = it != oracle.end() && it->second > snapshot;
+        ASSERT_EQ(table.Validate(kCf, probe, snapshot).IsBusy(), conflict) << probe << " at " << snapshot;
+      }
+    }
+    pruned = last_seq - 1000;
+    table.Prune(pruned);
+    for (auto it = oracle.begin(); it != oracle.end();)
+      it = it->second <= pruned ? oracle.erase(it) : std::next(it);
+    ASSERT_EQ(table.NumEntries(), oracle.size());
+    for (const auto& [key, seq] : oracle) {
+      ASSERT_TRUE(table.Validate(kCf, key, seq - 1).IsBusy()) << key;
+      ASSERT_TRUE(table.Validate(kCf, key, seq).ok()) << key;
+    }
+  }
+  EXPECT_LE(table.MaxLowWaterMark(), pruned);  // the default capacity evicted nothing
+  table.Prune(last_seq);
+  EXPECT_EQ(table.NumEntries(), 0u);
+  EXPECT_EQ(table.ApproximateMemoryUsage(), 0u);
+}
+
 // Many threads run read-modify-write transactions on a few counters, committing through
 // ValidateAndRecord, with a small table and periodic pruning. If validation ever let two
 // conflicting transactions both commit, an increment would be lost.

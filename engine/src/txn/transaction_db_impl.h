@@ -136,6 +136,7 @@ class TransactionDBImpl final : public TransactionDB {
   std::map<std::string, std::shared_ptr<PreparedTxn>, std::less<>> prepared_;
 
   std::atomic<uint64_t> commits_since_prune_{0};
+  std::atomic<uint64_t> keys_since_prune_{0};  // recorded in the commit table since its last prune
   std::atomic<uint64_t> stat_commits_{0}, stat_rollbacks_{0}, stat_conflicts_{0}, stat_timeouts_{0},
       stat_deadlocks_{0}, stat_prepares_{0};
   // Validations the commit table could not answer and the database did (ValidateKey).

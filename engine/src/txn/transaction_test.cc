@@ -56,6 +56,13 @@ class TransactionTest : public ::testing::Test {
     auto pos = stats.find("wal_syncs=");
     return std::stoull(stats.substr(pos + 10));
   }
+  // A counter of tidesdb.txn.stats, by name (0 if there is none).
+  uint64_t TxnStat(const std::string& name) {
+    std::string stats;
+    EXPECT_TRUE(db_->GetProperty("tidesdb.txn.stats", &stats));
+    auto pos = stats.find(" " + name + "=");
+    return pos == std::string::npos ? 0 : std::stoull(stats.substr(pos + name.size() + 2));
+  }
   static std::string Scan(Iterator* it, bool reverse = false) {
     std::string out;
     if (reverse) {
@@ -511,12 +518,6 @@ TEST_F(TransactionTest, LongTransactionConflictsOnlyOnKeysCommittedAfterItsSnaps
     b.Put(cf_, key, value);
     ASSERT_TRUE(db_->Write(WriteOptions(), &b).ok());
   };
-  auto stat = [&](const std::string& name) {
-    std::string stats;
-    EXPECT_TRUE(db_->GetProperty("tidesdb.txn.stats", &stats));
-    auto pos = stats.find(" " + name + "=");
-    return pos == std::string::npos ? uint64_t{0} : std::stoull(stats.substr(pos + name.size() + 2));
-  };
   int round = 0;
   for (ConcurrencyMode mode : {ConcurrencyMode::kOptimistic, ConcurrencyMode::kPessimistic}) {
     for (bool flushed : {false, true}) {
@@ -543,14 +544,14 @@ TEST_F(TransactionTest, LongTransactionConflictsOnlyOnKeysCommittedAfterItsSnaps
       if (flushed) {
         ASSERT_TRUE(db_->db()->Flush(FlushOptions(), nullptr).ok());
       }
-      const uint64_t checks = stat("forgotten_checks");
+      const uint64_t checks = TxnStat("forgotten_checks");
 
       // A key nobody touched since the snapshot: no conflict (the table alone would say
       // Busy: it no longer covers the snapshot).
       ASSERT_TRUE(clean->Put(cf_, "untouched" + r, "c").ok());
       EXPECT_TRUE(clean->Commit().ok());
       EXPECT_EQ(Db("untouched" + r), "c");
-      EXPECT_GT(stat("forgotten_checks"), checks);
+      EXPECT_GT(TxnStat("forgotten_checks"), checks);
 
       // A key committed after the snapshot: still a conflict, found in the database.
       Status s = dirty->Put(cf_, "hot" + r, "2");
@@ -575,20 +576,14 @@ TEST_F(TransactionTest, LongTransactionConflictsOnlyOnKeysCommittedAfterItsSnaps
 // begins after unrecorded commits still sees a phantom committed after its snapshot, and
 // is not failed by the commits it was not there for.
 TEST_F(TransactionTest, RangeIndexRecordsOnlyWhileASerializableTransactionIsActive) {
-  auto stat = [&](const std::string& name) {
-    std::string stats;
-    EXPECT_TRUE(db_->GetProperty("tidesdb.txn.stats", &stats));
-    auto pos = stats.find(" " + name + "=");
-    return std::stoull(stats.substr(pos + name.size() + 2));
-  };
   auto commit = [&](const std::string& key) {
     WriteBatch b;
     b.Put(cf_, key, "v");
     ASSERT_TRUE(db_->Write(WriteOptions(), &b).ok());
   };
   for (int i = 0; i < 100; ++i) commit("r" + std::to_string(i));
-  EXPECT_EQ(stat("range_index_keys"), 0u);
-  EXPECT_GT(stat("commit_table_entries"), 0u);
+  EXPECT_EQ(TxnStat("range_index_keys"), 0u);
+  EXPECT_GT(TxnStat("commit_table_entries"), 0u);
 
   for (ConcurrencyMode mode : {ConcurrencyMode::kOptimistic, ConcurrencyMode::kPessimistic}) {
     SCOPED_TRACE(mode == ConcurrencyMode::kOptimistic ? "optimistic" : "pessimistic");
@@ -610,10 +605,32 @@ TEST_F(TransactionTest, RangeIndexRecordsOnlyWhileASerializableTransactionIsActi
       }
     }
     commit("r50x");
-    EXPECT_GT(stat("range_index_keys"), 0u);
+    EXPECT_GT(TxnStat("range_index_keys"), 0u);
     ASSERT_TRUE(scanner->Put(cf_, "total", "100").ok());
     EXPECT_TRUE(scanner->Commit().IsBusy());
   }
+}
+
+// The commit table is pruned after every kPruneKeys keys recorded, not only every 256
+// commits: a few bulk transactions would otherwise fill it to its capacity, where each of
+// its lookups misses the CPU cache. Entries an active snapshot may conflict with stay.
+TEST_F(TransactionTest, BulkCommitsPruneTheCommitTableEarly) {
+  auto bulk = [&](const std::string& prefix) {
+    WriteBatch b;
+    for (int i = 0; i < 10000; ++i) b.Put(cf_, prefix + std::to_string(i), "v");
+    ASSERT_TRUE(db_->Write(WriteOptions(), &b).ok());
+  };
+  // An active transaction's snapshot keeps what was committed after it.
+  auto old = Begin(ConcurrencyMode::kOptimistic, IsolationLevel::kSnapshot);
+  ASSERT_TRUE(old->Put(cf_, "a5", "mine").ok());
+  bulk("a");
+  EXPECT_GE(TxnStat("commit_table_entries"), 10000u);
+  EXPECT_TRUE(old->Commit().IsBusy());
+  old.reset();
+  // With no snapshot older than them, the next bulk commit's prune forgets both, well
+  // before 256 commits.
+  bulk("b");
+  EXPECT_LT(TxnStat("commit_table_entries"), 10000u);
 }
 
 TEST_F(TransactionTest, PessimisticLocksAbsentKeysTimeoutAndDeadlock) {
