@@ -13,6 +13,7 @@
 #include "dictionary.h"
 #include "engine.h"
 #include "row_codec.h"
+#include "sysvars.h"
 
 namespace tidesql {
 
@@ -38,7 +39,10 @@ class Progress {
   }
   // One more row or entry; reported every kEvery (the report takes a mutex).
   void step() {
-    if (++done_ % kEvery == 0) thd_progress_report(thd_, done_, std::max(estimate_, done_));
+    if (++done_ % kEvery != 0) return;
+    thd_progress_report(thd_, done_, std::max(estimate_, done_));
+    // Tests only: hold here, with progress shown, until the variable is OFF again.
+    while (sysvars.debug_pause_admin_progress && !thd_killed(thd_)) my_sleep(10000);
   }
   // Sets the count outright (OPTIMIZE: column families done).
   void reached(uint64_t done) {

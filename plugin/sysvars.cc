@@ -175,6 +175,10 @@ MYSQL_SYSVAR_BOOL(debug_pause_index_build, sysvars.debug_pause_index_build, kDyn
                   "Tests only: an in-place ADD INDEX waits after reading the rows while this is ON", nullptr,
                   nullptr, false);
 
+MYSQL_SYSVAR_BOOL(debug_pause_admin_progress, sysvars.debug_pause_admin_progress, kDynamicBool,
+                  "Tests only: CHECK, ANALYZE and REPAIR TABLE wait at each progress report while this is ON",
+                  nullptr, nullptr, false);
+
 // --- dynamic: diagnostics -------------------------------------------------------------------
 MYSQL_SYSVAR_BOOL(print_all_conflicts, sysvars.print_all_conflicts, kDynamicBool,
                   "Write every write conflict, deadlock and lock wait timeout of a TidesDB transaction to "
@@ -265,6 +269,7 @@ st_mysql_sys_var* system_variables[] = {
     MYSQL_SYSVAR(index_filter_prefixes),
     MYSQL_SYSVAR(debug_crash_point),
     MYSQL_SYSVAR(debug_pause_index_build),
+    MYSQL_SYSVAR(debug_pause_admin_progress),
     MYSQL_SYSVAR(print_all_conflicts),
     MYSQL_SYSVAR(checkpoint_dir),
     MYSQL_SYSVAR(skip_unique_check),

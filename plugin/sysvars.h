@@ -74,6 +74,7 @@ struct SystemVariables {
   // Tests only: an in-place index build waits, its rows read, while this is ON (writes
   // made meanwhile reach the new index through the build's log).
   char debug_pause_index_build;
+  char debug_pause_admin_progress;
 };
 
 extern SystemVariables sysvars;
