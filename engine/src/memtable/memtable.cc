@@ -289,8 +289,13 @@ bool MemTable::RangeMayMatch(uint32_t cf_id, Slice start, Slice limit) const {
   if (stats == nullptr) return true;
   const uint32_t length = stats->filter_prefix.load(std::memory_order_relaxed);
   if (length == kPrefixUnset || length == kPrefixMixed) return true;
-  return RangeMayMatchFilter(start, limit, length,
-                             [&](Slice key) { return BloomMayContain(PrefixBloomHash(cf_id, key)); });
+  // Probed one after another, a range's words cost sysbench select_random_ranges (cached,
+  // after writes) 5.5 % of the server's CPU, mostly in the optimizer's estimates; with
+  // their loads overlapping, 1.8 %.
+  return RangeMayMatchFilterPrefetched(
+      start, limit, length, [cf_id](Slice key) { return PrefixBloomHash(cf_id, key); },
+      [this](uint64_t h) { __builtin_prefetch(BloomWord(h), 0); },
+      [this](uint64_t h) { return BloomMayContain(h); });
 }
 
 void MemTable::Add(uint32_t cf_id, SequenceNumber seq, ValueType type, Slice user_key, Slice value,

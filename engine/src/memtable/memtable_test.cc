@@ -353,6 +353,21 @@ TEST(MemTable, PrefixFilterRulesOutRangesInsideAbsentPrefixes) {
   EXPECT_EQ(RowAt(*it).user_key.substr(0, 1), "p");
 }
 
+// A range whose probes outnumber what RangeMayMatch collects before testing (a prefix of
+// zero bytes, and each shorter key of zero bytes the filter would hold whole) still counts
+// its last probe, and still rules the range out when none matches.
+TEST(MemTable, PrefixFilterCountsEveryProbeOfALongRangeOfZeroBytes) {
+  constexpr size_t kPrefix = 20;
+  const std::string zeros(kPrefix, '\0');
+  const std::string limit = std::string(kPrefix - 1, '\0') + "\x02";
+  MemTable mem(Arena::kDefaultBlockSize, 1 << 16);
+  mem.Add(8, 1, ValueType::kValue, "zz", "v", kPrefix);
+  EXPECT_FALSE(mem.RangeMayMatch(8, zeros, limit));
+  // One zero byte, held whole: the 20th probe of the range's first prefix.
+  mem.Add(8, 2, ValueType::kValue, std::string(1, '\0'), "v", kPrefix);
+  EXPECT_TRUE(mem.RangeMayMatch(8, zeros, limit));
+}
+
 // Adds of one CF with two different prefix lengths: the filter no longer answers for it.
 TEST(MemTable, PrefixFilterStopsAnsweringOnceAColumnFamilysLengthsDiffer) {
   MemTable mem(Arena::kDefaultBlockSize, 1 << 16);

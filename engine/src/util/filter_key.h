@@ -78,4 +78,40 @@ bool RangeMayMatchFilter(Slice start, Slice limit, size_t prefix_length, MayMatc
   return false;
 }
 
+// RangeMayMatchFilter for a filter whose probes are cache misses (a filter of megabytes,
+// read at random): a range of a few prefixes probed one after another waits for each miss
+// in turn. This computes every probe's hash(Slice filter_key) -> uint64_t first, calling
+// prefetch(hash) for each so that their loads overlap, then asks may_match_hash(hash) in
+// the same order. Same answer as RangeMayMatchFilter with may_match_hash(hash(key)).
+template <typename Hash, typename Prefetch, typename MayMatchHash>
+bool RangeMayMatchFilterPrefetched(Slice start, Slice limit, size_t prefix_length, Hash hash,
+                                   Prefetch prefetch, MayMatchHash may_match_hash) {
+  // A range of prefixes ending in zero bytes probes more keys (the shorter keys above)
+  // than this holds; then the walk stops and the range is probed the plain way.
+  constexpr size_t kMaxCollected = 2 * kMaxRangeFilterPrefixes;
+  uint64_t hashes[kMaxCollected];
+  size_t collected = 0;
+  bool overflow = false;
+  // Saying no to every key visits them all: true back means the filter cannot tell (or
+  // the walk stopped for lack of room).
+  const bool cannot_tell = RangeMayMatchFilter(start, limit, prefix_length, [&](Slice key) {
+    if (collected == kMaxCollected) {
+      overflow = true;
+      return true;
+    }
+    hashes[collected] = hash(key);
+    prefetch(hashes[collected]);
+    ++collected;
+    return false;
+  });
+  if (overflow) {
+    return RangeMayMatchFilter(start, limit, prefix_length,
+                               [&](Slice key) { return may_match_hash(hash(key)); });
+  }
+  if (cannot_tell) return true;
+  for (size_t i = 0; i < collected; ++i)
+    if (may_match_hash(hashes[i])) return true;
+  return false;
+}
+
 }  // namespace tidesdb

@@ -111,5 +111,49 @@ TEST(FilterKey, RangeMayMatchFilterNeverRulesOutAKeyInTheRange) {
   EXPECT_GT(ruled_out, 1000u);  // and it does rule ranges out
 }
 
+// The prefetching form answers as the plain one does, on ranges of few and of many probes
+// (long prefixes of zero bytes overflow what it collects), and prefetches every hash it
+// tests before testing the first.
+TEST(FilterKey, RangeMayMatchFilterPrefetchedAnswersAsThePlainFilter) {
+  std::mt19937 rng(20261207);
+  const char alphabet[] = {'\0', '\0', '\x01', '\x02', '\xff'};
+  auto random_key = [&](size_t max_length) {
+    std::string k(std::uniform_int_distribution<size_t>(0, max_length)(rng), '\0');
+    for (char& c : k) c = alphabet[std::uniform_int_distribution<size_t>(0, sizeof(alphabet) - 1)(rng)];
+    return k;
+  };
+  size_t overflows = 0, ruled_out = 0;
+  for (int round = 0; round < 2000; ++round) {
+    const size_t prefix_length = std::uniform_int_distribution<size_t>(1, 24)(rng);
+    std::vector<std::string> keys;
+    for (int i = 0; i < 8; ++i) keys.push_back(random_key(prefix_length + 2));
+    ExactFilter filter(keys, prefix_length);
+    std::set<uint64_t> held;
+    for (const std::string& k : filter.held) held.insert(std::hash<std::string>()(k));
+    for (int q = 0; q < 10; ++q) {
+      std::string start = random_key(prefix_length + 1), limit = random_key(prefix_length + 1);
+      if (limit.empty() || limit <= start) continue;
+      std::set<uint64_t> prefetched;
+      bool tested = false, prefetched_after_test = false;
+      const bool may = RangeMayMatchFilterPrefetched(
+          start, limit, prefix_length, [](Slice key) { return std::hash<std::string>()(std::string(key)); },
+          [&](uint64_t h) {
+            prefetched_after_test = prefetched_after_test || tested;
+            prefetched.insert(h);
+          },
+          [&](uint64_t h) {
+            tested = true;
+            if (prefetched.count(h) == 0) ++overflows;  // the walk ran out of room: plain probes
+            return held.count(h) != 0;
+          });
+      ASSERT_EQ(filter.May(start, limit, prefix_length), may) << "prefix " << prefix_length;
+      ASSERT_FALSE(prefetched_after_test);
+      ruled_out += may ? 0 : 1;
+    }
+  }
+  EXPECT_GT(overflows, 0u) << "no range overflowed what the walk collects";
+  EXPECT_GT(ruled_out, 50u) << "ruled out " << ruled_out;
+}
+
 }  // namespace
 }  // namespace tidesdb

@@ -13,6 +13,8 @@
 #   MODE=syscalls (session 22) context switches and system calls over 14 s (perf stat)
 # Session 22's delete-threads/command.sh runs this with MODE=threads or syscalls.
 # CACHE (session 26) sets every engine's cache (default 2G; 64M for the small-cache regime).
+# CHURN_SECONDS (session 28) sets the oltp_write_only churn before the run (default 20; 0:
+# none, the tables as loaded).
 # Usage: ENGINE=TidesDB|InnoDB [MODE=...] [WORKLOAD=oltp_delete] [CACHE=2G] command.sh BUILD OUT
 set -euo pipefail
 BUILD=$(cd "$1" && pwd) OUT=$2 PORT=${PORT:-3399}
@@ -29,7 +31,7 @@ sb() {
     --tables=$TABLES --table-size=$ROWS --threads=4 --rand-type=uniform --time="$2" \
     --mysql-ignore-errors=1213,1205,1020 run | awk '/transactions:/ {print $2, $3}'
 }
-echo churn "$(sb oltp_write_only 20)"
+[ "${CHURN_SECONDS:-20}" = 0 ] || echo churn "$(sb oltp_write_only "${CHURN_SECONDS:-20}")"
 echo warm "$(sb "$WORKLOAD" 5)"
 snap() { # tid name ticks, per thread of the server
   for t in "/proc/$SERVER_PID/task/"*; do
