@@ -290,8 +290,8 @@ bool MemTable::RangeMayMatch(uint32_t cf_id, Slice start, Slice limit) const {
   const uint32_t length = stats->filter_prefix.load(std::memory_order_relaxed);
   if (length == kPrefixUnset || length == kPrefixMixed) return true;
   // Probed one after another, a range's words cost sysbench select_random_ranges (cached,
-  // after writes) 5.5 % of the server's CPU, mostly in the optimizer's estimates; with
-  // their loads overlapping, 1.8 %.
+  // after writes) 5.6-6.4 % of the server's CPU, mostly in the optimizer's estimates; with
+  // their loads overlapping, 2.6-2.7 % (bench/results/2026-12-07-s28/filter-prefetch).
   return RangeMayMatchFilterPrefetched(
       start, limit, length, [cf_id](Slice key) { return PrefixBloomHash(cf_id, key); },
       [this](uint64_t h) { __builtin_prefetch(BloomWord(h), 0); },
