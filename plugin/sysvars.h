@@ -74,6 +74,8 @@ struct SystemVariables {
   // Tests only: an in-place index build waits, its rows read, while this is ON (writes
   // made meanwhile reach the new index through the build's log).
   char debug_pause_index_build;
+  // Tests only: CHECK, ANALYZE and REPAIR TABLE wait at each progress report while this is
+  // ON (tidesdb.admin_progress reads PROCESSLIST there).
   char debug_pause_admin_progress;
 };
 

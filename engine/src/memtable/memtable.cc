@@ -250,8 +250,14 @@ std::atomic<uint64_t>* MemTable::BloomWord(uint64_t h) const {
   return bloom_words_ == 0 ? nullptr : &bloom_[(h >> 32) * bloom_words_ >> 32];
 }
 
-void MemTable::BloomPrefetch(uint64_t h) const {
-  if (std::atomic<uint64_t>* word = BloomWord(h)) __builtin_prefetch(word, 1);
+void MemTable::BloomPrefetch(uint64_t h, bool for_write) const {
+  std::atomic<uint64_t>* word = BloomWord(h);
+  if (word == nullptr) return;
+  if (for_write) {
+    __builtin_prefetch(word, 1);
+  } else {
+    __builtin_prefetch(word, 0);
+  }
 }
 
 void MemTable::BloomAdd(uint64_t h) {
@@ -294,7 +300,7 @@ bool MemTable::RangeMayMatch(uint32_t cf_id, Slice start, Slice limit) const {
   // their loads overlapping, 2.6-2.7 % (bench/results/2026-12-07-s28/filter-prefetch).
   return RangeMayMatchFilterPrefetched(
       start, limit, length, [cf_id](Slice key) { return PrefixBloomHash(cf_id, key); },
-      [this](uint64_t h) { __builtin_prefetch(BloomWord(h), 0); },
+      [this](uint64_t h) { BloomPrefetch(h, /*for_write=*/false); },
       [this](uint64_t h) { return BloomMayContain(h); });
 }
 
@@ -305,10 +311,10 @@ void MemTable::Add(uint32_t cf_id, SequenceNumber seq, ValueType type, Slice use
   // The filter's word is a cache miss more often than not: start fetching it now, so that it
   // arrives while the entry is encoded.
   const uint64_t bloom_hash = BloomHash(cf_id, user_key);
-  BloomPrefetch(bloom_hash);
+  BloomPrefetch(bloom_hash, /*for_write=*/true);
   const uint64_t prefix_hash =
       filter_prefix_length != 0 ? PrefixBloomHash(cf_id, FilterKey(user_key, filter_prefix_length)) : 0;
-  if (filter_prefix_length != 0) BloomPrefetch(prefix_hash);
+  if (filter_prefix_length != 0) BloomPrefetch(prefix_hash, /*for_write=*/true);
   CfStats* stats = FindOrAddCfStats(cf_id);
   // Before the entry can be seen, like the filter's bits: a reader that sees the entry
   // sees the prefix length it was added under.

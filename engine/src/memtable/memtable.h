@@ -174,7 +174,8 @@ class MemTable {
   static void NotePrefixLength(CfStats* stats, size_t filter_prefix_length);
   static uint64_t BloomMask(uint64_t h);
   std::atomic<uint64_t>* BloomWord(uint64_t h) const;  // nullptr: no filter
-  void BloomPrefetch(uint64_t h) const;
+  // Starts fetching h's word: to set bits in it (Add) or only to read it.
+  void BloomPrefetch(uint64_t h, bool for_write) const;
   void BloomAdd(uint64_t h);
   bool BloomMayContain(uint64_t h) const;
 
