@@ -15,7 +15,7 @@
 //   publish_mu_   commit groups and the queue's front waiting for earlier groups to
 //                 publish (publish_cv_); a leaf, taken with mutex_ held by a memtable switch
 //
-// Reads (Get, NewIterator, EstimateRange) take none of these: they find the CF from its
+// Reads (Get, NewIterator, EstimateRanges) take none of these: they find the CF from its
 // handle and load its published ReadView (column_family.h): one shared_ptr copy under the
 // CF's own small lock, which nothing holds across I/O.
 // mutex_ is still held across some fsyncs (WAL rotation, manifest edits); what waits for
@@ -101,7 +101,8 @@ class DBImpl final : public DB {
   Status WaitForBackgroundWork() override;
   Status Checkpoint(const std::string& dir) override;
 
-  RangeEstimate EstimateRange(ColumnFamilyHandle* cf, const Range& range) override;
+  void EstimateRanges(ColumnFamilyHandle* cf, const Range* ranges, size_t n,
+                      RangeEstimate* estimates) override;
   bool GetProperty(ColumnFamilyHandle* cf, Slice name, std::string* value) override;
   uint64_t LatestSequence() const override { return visible_sequence_.load(std::memory_order_acquire); }
 

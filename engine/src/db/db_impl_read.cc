@@ -276,22 +276,37 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options, Column
   return NewDBIterator(NewMergingIterator(std::move(children)), std::move(dbo), state);
 }
 
-RangeEstimate DBImpl::EstimateRange(ColumnFamilyHandle* cf, const Range& range) {
-  RangeEstimate est;
+void DBImpl::EstimateRanges(ColumnFamilyHandle* cf, const Range* ranges, size_t n, RangeEstimate* estimates) {
+  std::fill(estimates, estimates + n, RangeEstimate{});
   const ColumnFamilyData* cfd = ReadableCfd(cf);
-  if (cfd == nullptr) return est;
+  if (cfd == nullptr) return;
   const uint32_t cf_id = cfd->id;
   const std::shared_ptr<const ReadView> view_ptr = GetReadView(cfd);
-  if (view_ptr == nullptr) return est;
+  if (view_ptr == nullptr) return;
   const ReadView& view = *view_ptr;
   // Memtables: the skip list counts a big range on a sparse level, so the cost does not
-  // grow with the range and other CFs' entries (unified mode) never count.
+  // grow with the range and other CFs' entries (unified mode) never count. The ranges the
+  // filter leaves are estimated together, their searches overlapping.
   auto add_memtable = [&](const MemTable& mem) {
-    // A range inside one key prefix the memtable's filter does not hold: nothing here.
-    if (mem.NumEntries(cf_id) == 0 || !mem.RangeMayMatch(cf_id, range.start, range.limit)) return;
-    const MemTable::RangeSize r = mem.ApproximateRangeSize(cf_id, range.start, range.limit);
-    est.keys += r.entries;
-    est.bytes += r.bytes;
+    if (mem.NumEntries(cf_id) == 0) return;
+    constexpr size_t kChunk = 16;
+    for (size_t first = 0; first < n; first += kChunk) {
+      MemTable::KeyRange asked[kChunk];
+      size_t which[kChunk];
+      size_t count = 0;
+      for (size_t i = first; i < std::min(n, first + kChunk); ++i) {
+        // A range inside one key prefix the memtable's filter does not hold: nothing here.
+        if (!mem.RangeMayMatch(cf_id, ranges[i].start, ranges[i].limit)) continue;
+        asked[count] = MemTable::KeyRange{ranges[i].start, ranges[i].limit};
+        which[count++] = i;
+      }
+      MemTable::RangeSize sizes[kChunk];
+      mem.ApproximateRangeSizes(cf_id, asked, count, sizes);
+      for (size_t j = 0; j < count; ++j) {
+        estimates[which[j]].keys += sizes[j].entries;
+        estimates[which[j]].bytes += sizes[j].bytes;
+      }
+    }
   };
   add_memtable(*view.mems->active);
   for (const auto& mem : view.mems->immutables) add_memtable(*mem);
@@ -300,49 +315,54 @@ RangeEstimate DBImpl::EstimateRange(ColumnFamilyHandle* cf, const Range& range) 
   // of the file's entries. Offsets are interpolated inside blocks (ApproximateOffsetOf),
   // so a range much smaller than a block still counts about what it holds.
   std::string start_key, limit_key;
-  AppendInternalKey(&start_key, range.start, kMaxSequence, kValueTypeForSeek);
-  if (!range.limit.empty()) AppendInternalKey(&limit_key, range.limit, kMaxSequence, kValueTypeForSeek);
   const auto& levels = view.version->levels;
-  for (size_t level = 0; level < levels.size(); ++level) {
-    const auto& files = levels[level];
-    // Sorted, disjoint files past L0: start at the first that can overlap.
-    auto first = files.begin();
-    if (level > 0) {
-      first = std::lower_bound(files.begin(), files.end(), range.start,
-                               [](const auto& f, Slice k) { return ExtractUserKey(f->largest) < k; });
-    }
-    for (auto it = first; it != files.end(); ++it) {
-      const FileMetaData* f = it->get();
-      if (ExtractUserKey(f->largest) < range.start) continue;
-      if (!range.limit.empty() && ExtractUserKey(f->smallest) >= range.limit) {
-        if (level > 0) break;  // every later file starts later still
-        continue;
+  for (size_t i = 0; i < n; ++i) {
+    const Range& range = ranges[i];
+    RangeEstimate& est = estimates[i];
+    start_key.clear();
+    limit_key.clear();
+    AppendInternalKey(&start_key, range.start, kMaxSequence, kValueTypeForSeek);
+    if (!range.limit.empty()) AppendInternalKey(&limit_key, range.limit, kMaxSequence, kValueTypeForSeek);
+    for (size_t level = 0; level < levels.size(); ++level) {
+      const auto& files = levels[level];
+      // Sorted, disjoint files past L0: start at the first that can overlap.
+      auto first = files.begin();
+      if (level > 0) {
+        first = std::lower_bound(files.begin(), files.end(), range.start,
+                                 [](const auto& f, Slice k) { return ExtractUserKey(f->largest) < k; });
       }
-      std::shared_ptr<TableReader> table;
-      if (!table_cache_->GetTable(f->file_number, f->file_size, &table).ok()) continue;
-      // A prefix filter that rules the range out: nothing here (not even the one entry a
-      // file overlapping the range counts below).
-      if (!table->RangeMayMatch(range.start, range.limit)) continue;
-      // Past the last entry ApproximateOffsetOf is the file size; the metadata blocks
-      // after the data hold no entries.
-      const uint64_t data = table->properties().data_size;
-      uint64_t begin = 0, end = 0;
-      table->ApproximateRange(start_key, limit_key, &begin, &end);
-      begin = std::min(begin, data);
-      end = std::min(end, data);
-      const uint64_t bytes = end > begin ? end - begin : 0;
-      const double share = data > 0 ? static_cast<double>(bytes) / static_cast<double>(data) : 0;
-      // The values the file points to in value logs are the CF's bytes too (for a table of
-      // large values, nearly all of them): the same share of them.
-      uint64_t value_log_bytes = 0;
-      for (const auto& r : f->value_log_refs) value_log_bytes += r.bytes;
-      est.bytes += bytes + static_cast<uint64_t>(share * static_cast<double>(value_log_bytes) + 0.5);
-      // The file overlaps the range, so count at least one entry.
-      est.keys +=
-          std::max<uint64_t>(1, static_cast<uint64_t>(share * static_cast<double>(f->num_entries) + 0.5));
+      for (auto it = first; it != files.end(); ++it) {
+        const FileMetaData* f = it->get();
+        if (ExtractUserKey(f->largest) < range.start) continue;
+        if (!range.limit.empty() && ExtractUserKey(f->smallest) >= range.limit) {
+          if (level > 0) break;  // every later file starts later still
+          continue;
+        }
+        std::shared_ptr<TableReader> table;
+        if (!table_cache_->GetTable(f->file_number, f->file_size, &table).ok()) continue;
+        // A prefix filter that rules the range out: nothing here (not even the one entry a
+        // file overlapping the range counts below).
+        if (!table->RangeMayMatch(range.start, range.limit)) continue;
+        // Past the last entry ApproximateOffsetOf is the file size; the metadata blocks
+        // after the data hold no entries.
+        const uint64_t data = table->properties().data_size;
+        uint64_t begin = 0, end = 0;
+        table->ApproximateRange(start_key, limit_key, &begin, &end);
+        begin = std::min(begin, data);
+        end = std::min(end, data);
+        const uint64_t bytes = end > begin ? end - begin : 0;
+        const double share = data > 0 ? static_cast<double>(bytes) / static_cast<double>(data) : 0;
+        // The values the file points to in value logs are the CF's bytes too (for a table of
+        // large values, nearly all of them): the same share of them.
+        uint64_t value_log_bytes = 0;
+        for (const auto& r : f->value_log_refs) value_log_bytes += r.bytes;
+        est.bytes += bytes + static_cast<uint64_t>(share * static_cast<double>(value_log_bytes) + 0.5);
+        // The file overlaps the range, so count at least one entry.
+        est.keys +=
+            std::max<uint64_t>(1, static_cast<uint64_t>(share * static_cast<double>(f->num_entries) + 0.5));
+      }
     }
   }
-  return est;
 }
 
 namespace {

@@ -696,6 +696,19 @@ TEST_P(DBTest, RangeEstimatesStayNearTheTrueCount) {
       EXPECT_GE(e.keys, c.truth / 2) << when << " [" << c.start << ", " << c.limit << ")";
       EXPECT_LE(e.keys, c.truth * 2) << when << " [" << c.start << ", " << c.limit << ")";
     }
+    // Asked together (three times over: more ranges than the memtable estimates at once),
+    // each range gets the answer it gets alone.
+    std::vector<Range> ranges;
+    for (int round = 0; round < 3; ++round) {
+      for (const auto& c : cases) ranges.push_back(Range{c.start, c.limit});
+    }
+    std::vector<RangeEstimate> together(ranges.size());
+    db_->EstimateRanges(db_->DefaultColumnFamily(), ranges.data(), ranges.size(), together.data());
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      const RangeEstimate alone = db_->EstimateRange(db_->DefaultColumnFamily(), ranges[i]);
+      EXPECT_EQ(together[i].keys, alone.keys) << when << " range " << i;
+      EXPECT_EQ(together[i].bytes, alone.bytes) << when << " range " << i;
+    }
   };
   std::string files;
   ASSERT_TRUE(db_->GetProperty(db_->DefaultColumnFamily(), "tidesdb.num-files-at-level0", &files));

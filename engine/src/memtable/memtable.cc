@@ -375,22 +375,44 @@ std::unique_ptr<InternalIterator> MemTable::NewIterator(uint32_t cf_id) const {
 }
 
 MemTable::RangeSize MemTable::ApproximateRangeSize(uint32_t cf_id, Slice start, Slice limit) const {
-  // (cf, key, kFirstTrailer) sorts before every version of key, so the bounds take in all
-  // versions of start and none of limit. No limit: up to the first entry of the next CF.
-  const EntryComparator::DecodedKey lower = EntryComparator::MakeKey(cf_id, start, kFirstTrailer);
-  std::optional<EntryComparator::DecodedKey> upper;
-  if (!limit.empty()) {
-    upper = EntryComparator::MakeKey(cf_id, limit, kFirstTrailer);
-  } else if (cf_id != UINT32_MAX) {
-    upper = EntryComparator::MakeKey(cf_id + 1, Slice(), kFirstTrailer);
-  }
+  const KeyRange range{start, limit};
+  RangeSize size;
+  ApproximateRangeSizes(cf_id, &range, 1, &size);
+  return size;
+}
+
+void MemTable::ApproximateRangeSizes(uint32_t cf_id, const KeyRange* ranges, size_t n,
+                                     RangeSize* sizes) const {
   auto entry_size = [](const char* entry) {
     DecodedEntry e = DecodeEntry(entry);
     return e.internal_key.size() + e.value.size();
   };
-  Table::RangeSize r =
-      table_.ApproximateRangeSize(lower, upper ? &*upper : nullptr, kExactRangeEntries, entry_size);
-  return RangeSize{r.entries, r.bytes};
+  constexpr size_t kChunk = 16;
+  EntryComparator::DecodedKey lower[kChunk], upper[kChunk];
+  Table::RangeBounds bounds[kChunk];
+  Table::RangeSize table_sizes[kChunk];
+  for (size_t first = 0; first < n; first += kChunk) {
+    const size_t count = std::min(kChunk, n - first);
+    for (size_t i = 0; i < count; ++i) {
+      const KeyRange& range = ranges[first + i];
+      // (cf, key, kFirstTrailer) sorts before every version of key, so the bounds take in
+      // all versions of start and none of limit. No limit: up to the first entry of the
+      // next CF.
+      lower[i] = EntryComparator::MakeKey(cf_id, range.start, kFirstTrailer);
+      const EntryComparator::DecodedKey* limit = nullptr;
+      if (!range.limit.empty()) {
+        upper[i] = EntryComparator::MakeKey(cf_id, range.limit, kFirstTrailer);
+        limit = &upper[i];
+      } else if (cf_id != UINT32_MAX) {
+        upper[i] = EntryComparator::MakeKey(cf_id + 1, Slice(), kFirstTrailer);
+        limit = &upper[i];
+      }
+      bounds[i] = Table::RangeBounds{&lower[i], limit};
+    }
+    table_.ApproximateRangeSizes(bounds, count, kExactRangeEntries, entry_size, table_sizes);
+    for (size_t i = 0; i < count; ++i)
+      sizes[first + i] = RangeSize{table_sizes[i].entries, table_sizes[i].bytes};
+  }
 }
 
 MemTable::CfStats* MemTable::FindCfStats(uint32_t cf_id) const {

@@ -100,6 +100,14 @@ class MemTable {
     uint64_t bytes = 0;
   };
   RangeSize ApproximateRangeSize(uint32_t cf_id, Slice start, Slice limit) const;
+  // The same for n ranges of one CF, sizes[i] for ranges[i], with the skip-list walks of
+  // the ranges taking turns so that their cache misses overlap (SkipList::
+  // ApproximateRangeSizes): the optimizer asks about every range of a query in one go.
+  struct KeyRange {
+    Slice start;
+    Slice limit;  // empty: no upper bound
+  };
+  void ApproximateRangeSizes(uint32_t cf_id, const KeyRange* ranges, size_t n, RangeSize* sizes) const;
 
   // Ids of the CFs that have entries, ascending. Kept at insert time (no scan).
   std::vector<uint32_t> ColumnFamilies() const;

@@ -45,6 +45,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <optional>
 
 #include "memtable/arena.h"
 
@@ -95,6 +96,15 @@ class SkipList {
   template <typename EntrySize>
   RangeSize ApproximateRangeSize(const DecodedKey& start, const DecodedKey* limit, uint64_t max_walk,
                                  EntrySize entry_size) const;
+  // The same for n ranges at once, sizes[i] for ranges[i]: the ranges' walks take turns,
+  // so that their cache misses overlap.
+  struct RangeBounds {
+    const DecodedKey* start;
+    const DecodedKey* limit;  // nullptr: to the end
+  };
+  template <typename EntrySize>
+  void ApproximateRangeSizes(const RangeBounds* ranges, size_t n, uint64_t max_walk, EntrySize entry_size,
+                             RangeSize* sizes) const;
 
   // A position in the list. Cheap to create; not itself thread-safe (one per thread), but
   // it may be used while other threads insert: it then sees some of their entries.
@@ -133,6 +143,7 @@ class SkipList {
 
  private:
   struct Node;
+  class RangeWalk;
 
   static Node* NodeOfEntry(const char* entry);
 
@@ -278,58 +289,140 @@ bool SkipList<Comparator>::Contains(const DecodedKey& key) const {
   return node != nullptr && compare_(node->Entry(), key) == 0;
 }
 
+// ApproximateRangeSize's algorithm as a walk that can stop after any node and resume, so
+// that several walks can take turns (ApproximateRangeSizes). Each Step reads at most one
+// node not read before (upcoming()), with its link.
+template <typename Comparator>
+class SkipList<Comparator>::RangeWalk {
+ public:
+  RangeWalk(const SkipList* list, const DecodedKey* start, const DecodedKey* limit)
+      : list_(list), start_(start), limit_(limit) {
+    top_ = list->max_height_.load(std::memory_order_relaxed) - 1;
+    level_ = top_;
+    for (int level = 0; level < top_; ++level) weight_ *= kBranching;
+    x_ = list->head_;
+    next_ = x_->Next(level_);
+  }
+
+  // The node the next Step reads first (nullptr: none), and on which level.
+  const Node* upcoming() const { return counting_ ? walk_ : next_; }
+  int level() const { return level_; }
+  const RangeSize& result() const { return result_; }
+
+  // Advances by one node; false once the walk is done (then result() is its answer).
+  template <typename EntrySize>
+  bool Step(uint64_t max_walk, EntrySize& entry_size) {
+    if (!counting_) {
+      // Descending: the last node < start on this level.
+      if (next_ != bound_ && list_->KeyIsAfterNode(*start_, next_)) {
+        x_ = next_;
+        next_ = x_->Next(level_);
+        return true;
+      }
+      bound_ = next_;
+      // Count this level's nodes in the range. The top level is always counted in full: it
+      // is the sparsest there is. Below it, a walk stops after max_walk nodes; the part of
+      // the range it covered is then counted at this level and the rest by the level
+      // above's nodes past it (each level-L+1 node is also one of the level-L nodes
+      // walked, recognised by address), so the partial walk sharpens the estimate instead
+      // of being thrown away.
+      counting_ = true;
+      walk_ = next_;
+      count_ = bytes_ = above_seen_ = above_seen_bytes_ = 0;
+      above_next_ = above_first_;
+    }
+    if (walk_ != nullptr && (limit_ == nullptr || list_->compare_(walk_->Entry(), *limit_) < 0)) {
+      if (level_ < top_ && count_ == max_walk) {
+        // Nodes linked on the level above since it was counted may have been seen here.
+        const uint64_t rest = above_count_ - std::min(above_seen_, above_count_);
+        const uint64_t rest_bytes = above_bytes_ - std::min(above_seen_bytes_, above_bytes_);
+        result_ =
+            RangeSize{(count_ + rest * kBranching) * weight_, (bytes_ + rest_bytes * kBranching) * weight_};
+        return false;
+      }
+      const uint64_t size = entry_size(walk_->Entry());
+      ++count_;
+      bytes_ += size;
+      if (walk_ == above_next_) {
+        ++above_seen_;
+        above_seen_bytes_ += size;
+        above_next_ = walk_->Next(level_ + 1);
+      }
+      walk_ = walk_->Next(level_);
+      return true;
+    }
+    above_first_ = next_;
+    above_count_ = count_;
+    above_bytes_ = bytes_;
+    if (level_ == 0) {
+      result_ = RangeSize{above_count_, above_bytes_};
+      return false;
+    }
+    --level_;
+    weight_ /= kBranching;
+    counting_ = false;
+    next_ = x_->Next(level_);
+    return true;
+  }
+
+ private:
+  const SkipList* list_;
+  const DecodedKey* start_;
+  const DecodedKey* limit_;  // nullptr: to the end
+  int top_ = 0;
+  int level_ = 0;
+  uint64_t weight_ = 1;    // kBranching^level_
+  Node* x_ = nullptr;      // the last node < start found so far (or the head)
+  Node* next_ = nullptr;   // x_'s successor on level_
+  Node* bound_ = nullptr;  // known >= start: the first such node on the level above
+  bool counting_ = false;
+  Node* walk_ = nullptr;  // counting: the next node of the range on level_
+  uint64_t count_ = 0, bytes_ = 0;
+  uint64_t above_seen_ = 0, above_seen_bytes_ = 0;  // the level above's nodes walked here
+  Node* above_next_ = nullptr;
+  // The level above, counted in full: its first node in the range, count and bytes.
+  Node* above_first_ = nullptr;
+  uint64_t above_count_ = 0, above_bytes_ = 0;
+  RangeSize result_;
+};
+
 template <typename Comparator>
 template <typename EntrySize>
 typename SkipList<Comparator>::RangeSize SkipList<Comparator>::ApproximateRangeSize(
     const DecodedKey& start, const DecodedKey* limit, uint64_t max_walk, EntrySize entry_size) const {
-  auto in_range = [&](const Node* n) {
-    return n != nullptr && (limit == nullptr || compare_(n->Entry(), *limit) < 0);
-  };
-  Node* x = head_;        // the last node < start found so far (or the head)
-  Node* bound = nullptr;  // known >= start: the first such node on the level above
-  uint64_t weight = 1;
-  const int top = max_height_.load(std::memory_order_relaxed) - 1;
-  for (int level = 0; level < top; ++level) weight *= kBranching;
-  // The level above, counted in full: its first node in the range, count and bytes.
-  Node* above_first = nullptr;
-  uint64_t above_count = 0, above_bytes = 0;
-  for (int level = top; level >= 0; --level, weight /= kBranching) {
-    Node* next = x->Next(level);
-    while (next != bound && KeyIsAfterNode(start, next)) {
-      x = next;
-      next = x->Next(level);
-    }
-    bound = next;
-    // Count this level's nodes in the range. The top level is always counted in full: it
-    // is the sparsest there is. Below it, a walk stops after max_walk nodes; the part of
-    // the range it covered is then counted at this level and the rest by the level
-    // above's nodes past it (each level-L+1 node is also one of the level-L nodes walked,
-    // recognised by address), so the partial walk sharpens the estimate instead of being
-    // thrown away.
-    uint64_t count = 0, bytes = 0;
-    uint64_t above_seen = 0, above_seen_bytes = 0;
-    Node* above_next = above_first;
-    for (Node* n = next; in_range(n); n = n->Next(level)) {
-      if (level < top && count == max_walk) {
-        // Nodes linked on the level above since it was counted may have been seen here.
-        const uint64_t rest = above_count - std::min(above_seen, above_count);
-        const uint64_t rest_bytes = above_bytes - std::min(above_seen_bytes, above_bytes);
-        return RangeSize{(count + rest * kBranching) * weight, (bytes + rest_bytes * kBranching) * weight};
-      }
-      const uint64_t size = entry_size(n->Entry());
-      ++count;
-      bytes += size;
-      if (n == above_next) {
-        ++above_seen;
-        above_seen_bytes += size;
-        above_next = n->Next(level + 1);
-      }
-    }
-    above_first = next;
-    above_count = count;
-    above_bytes = bytes;
+  RangeWalk walk(this, &start, limit);
+  while (walk.Step(max_walk, entry_size)) {
   }
-  return RangeSize{above_count, above_bytes};
+  return walk.result();
+}
+
+template <typename Comparator>
+template <typename EntrySize>
+void SkipList<Comparator>::ApproximateRangeSizes(const RangeBounds* ranges, size_t n, uint64_t max_walk,
+                                                 EntrySize entry_size, RangeSize* sizes) const {
+  // A walk's next node is a cache miss more often than not in a big memtable, and it is
+  // known only once the current one is read; walks of other ranges do not wait for it.
+  // Taking turns, each walk's next node loads while the others step.
+  constexpr size_t kInFlight = 16;
+  for (size_t first = 0; first < n; first += kInFlight) {
+    const size_t count = std::min(kInFlight, n - first);
+    std::optional<RangeWalk> walks[kInFlight];
+    for (size_t i = 0; i < count; ++i)
+      walks[i].emplace(this, ranges[first + i].start, ranges[first + i].limit);
+    for (size_t left = count; left > 0;) {
+      for (size_t i = 0; i < count; ++i) {
+        if (!walks[i]) continue;
+        if (!walks[i]->Step(max_walk, entry_size)) {
+          sizes[first + i] = walks[i]->result();
+          walks[i].reset();
+          --left;
+        } else if (const Node* node = walks[i]->upcoming()) {
+          __builtin_prefetch(node->LinkAt(walks[i]->level()));
+          __builtin_prefetch(node->Entry());
+        }
+      }
+    }
+  }
 }
 
 template <typename Comparator>
