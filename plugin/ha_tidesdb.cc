@@ -312,30 +312,140 @@ int ha_tidesdb::info(uint flag) {
   return 0;
 }
 
-ha_rows ha_tidesdb::records_in_range(uint index, const key_range* min_key, const key_range* max_key,
-                                     page_range* pages) {
+bool ha_tidesdb::estimate_bounds(uint index, const key_range* min_key, const key_range* max_key,
+                                 std::string* start, std::string* limit, ha_rows* rows) {
   const KeyCodec& codec = codecs_[index];
-  std::string start, limit;
+  start->clear();
+  limit->clear();
   uint start_parts = 0;
   if (min_key != nullptr) {
-    start_parts = codec.append_key_image(min_key->key, min_key->length, scratch_record_.get(), &start);
-    if (min_key->flag == HA_READ_AFTER_KEY) start = prefix_successor(start);
+    start_parts = codec.append_key_image(min_key->key, min_key->length, scratch_record_.get(), start);
+    if (min_key->flag == HA_READ_AFTER_KEY) *start = prefix_successor(*start);
   }
   if (max_key != nullptr) {
-    codec.append_key_image(max_key->key, max_key->length, scratch_record_.get(), &limit);
+    codec.append_key_image(max_key->key, max_key->length, scratch_record_.get(), limit);
     // AFTER_KEY: every entry with the prefix is inside; BEFORE_KEY: those are outside.
-    if (max_key->flag == HA_READ_AFTER_KEY) limit = prefix_successor(limit);
+    if (max_key->flag == HA_READ_AFTER_KEY) *limit = prefix_successor(*limit);
   }
+  *rows = 1;
   // An equality on a whole UNIQUE (or primary) key with no NULL holds one row at most.
   if (min_key != nullptr && min_key->flag == HA_READ_KEY_EXACT && start_parts == codec.parts() &&
-      (codec.unique() || is_primary(index)) && limit == prefix_successor(start)) {
+      (codec.unique() || is_primary(index)) && *limit == prefix_successor(*start)) {
     bool any_null = false;
-    codec.parts_length(start, start_parts, &any_null);
-    if (!any_null) return 1;
+    codec.parts_length(*start, start_parts, &any_null);
+    if (!any_null) return false;
   }
-  if (!limit.empty() && start >= limit) return 1;
+  return limit->empty() || *start < *limit;
+}
+
+ha_rows ha_tidesdb::records_in_range(uint index, const key_range* min_key, const key_range* max_key,
+                                     page_range* pages) {
+  if (const ha_rows* rows = batched_estimate(index, min_key, max_key)) return *rows;
+  std::string start, limit;
+  ha_rows rows;
+  if (!estimate_bounds(index, min_key, max_key, &start, &limit, &rows)) return rows;
   tidesdb::RangeEstimate e = base_db()->EstimateRange(index_cf(index), tidesdb::Range{start, limit});
   return std::max<ha_rows>(1, e.keys);
+}
+
+ha_rows ha_tidesdb::multi_range_read_info_const(uint keyno, RANGE_SEQ_IF* seq, void* seq_init_param,
+                                                uint n_ranges, uint* bufsz, uint* mrr_mode,
+                                                Cost_estimate* cost) {
+  estimate_ranges_together(keyno, seq, seq_init_param, n_ranges);
+  // The server walks the sequence again (it may do so any number of times: it restarts it
+  // itself to count equality ranges), asking records_in_range about each range.
+  const ha_rows rows =
+      handler::multi_range_read_info_const(keyno, seq, seq_init_param, n_ranges, bufsz, mrr_mode, cost);
+  batched_estimates_.clear();
+  batched_keys_.clear();
+  return rows;
+}
+
+void ha_tidesdb::estimate_ranges_together(uint keyno, RANGE_SEQ_IF* seq, void* seq_init_param,
+                                          uint n_ranges) {
+  batched_index_ = keyno;
+  batched_estimates_.clear();
+  batched_keys_.clear();
+  next_batched_estimate_ = 0;
+  // The ranges handler::multi_range_read_info_const calls records_in_range for: not those
+  // on a whole unique key (one row), nor spatial ones; and with eq_range_index_dive_limit
+  // or more equalities, not the equalities it takes from the index statistics instead.
+  uint equalities = 0;
+  KEY_MULTI_RANGE range;
+  range_seq_t it = seq->init(seq_init_param, n_ranges, 0);
+  while (!seq->next(it, &range)) {
+    if ((range.range_flag & UNIQUE_RANGE) && !(range.range_flag & NULL_RANGE)) continue;
+    if (range.range_flag & GEOM_FLAG) continue;
+    BatchedEstimate b;
+    const bool equality = (range.range_flag & EQ_RANGE) && !(range.range_flag & NULL_RANGE);
+    equalities += equality;
+    const uint parts = my_count_bits(range.start_key.keypart_map);
+    b.from_statistics = equality && parts > 0 && table->key_info[keyno].actual_rec_per_key(parts - 1) > 0.5;
+    auto keep = [this](const key_range& k, BatchedEstimate::Bound* bound) {
+      if (k.length == 0) return;
+      bound->present = true;
+      bound->flag = k.flag;
+      bound->offset = batched_keys_.size();
+      bound->length = k.length;
+      batched_keys_.append(reinterpret_cast<const char*>(k.key), k.length);
+    };
+    keep(range.start_key, &b.min);
+    keep(range.end_key, &b.max);
+    batched_estimates_.push_back(b);
+  }
+  const uint dive_limit = ha_thd()->variables.eq_range_index_dive_limit;
+  if (dive_limit != 0 && equalities >= dive_limit) {
+    batched_estimates_.erase(std::remove_if(batched_estimates_.begin(), batched_estimates_.end(),
+                                            [](const BatchedEstimate& b) { return b.from_statistics; }),
+                             batched_estimates_.end());
+  }
+  // One range: nothing to overlap; records_in_range estimates it alone.
+  if (batched_estimates_.size() < 2) {
+    batched_estimates_.clear();
+    return;
+  }
+  // Each range's bounds in the index's CF, then one call for those that need an estimate.
+  if (batched_bounds_.size() < 2 * batched_estimates_.size())
+    batched_bounds_.resize(2 * batched_estimates_.size());
+  batched_ranges_.clear();
+  batched_asked_.clear();
+  for (size_t i = 0; i < batched_estimates_.size(); ++i) {
+    BatchedEstimate& b = batched_estimates_[i];
+    key_range min_key{}, max_key{};
+    auto restore = [this](const BatchedEstimate::Bound& bound, key_range* k) -> const key_range* {
+      if (!bound.present) return nullptr;
+      k->key = reinterpret_cast<const uchar*>(batched_keys_.data() + bound.offset);
+      k->length = static_cast<uint>(bound.length);
+      k->flag = bound.flag;
+      return k;
+    };
+    std::string* start = &batched_bounds_[2 * i];
+    std::string* limit = &batched_bounds_[2 * i + 1];
+    if (!estimate_bounds(keyno, restore(b.min, &min_key), restore(b.max, &max_key), start, limit, &b.rows))
+      continue;
+    batched_ranges_.push_back(tidesdb::Range{*start, *limit});
+    batched_asked_.push_back(i);
+  }
+  batched_results_.resize(batched_ranges_.size());
+  base_db()->EstimateRanges(index_cf(keyno), batched_ranges_.data(), batched_ranges_.size(),
+                            batched_results_.data());
+  for (size_t j = 0; j < batched_ranges_.size(); ++j)
+    batched_estimates_[batched_asked_[j]].rows = std::max<ha_rows>(1, batched_results_[j].keys);
+  // A long IN list's bounds are not worth keeping for the next query.
+  if (batched_bounds_.size() > 256) std::vector<std::string>().swap(batched_bounds_);
+}
+
+const ha_rows* ha_tidesdb::batched_estimate(uint index, const key_range* min_key, const key_range* max_key) {
+  if (index != batched_index_ || next_batched_estimate_ >= batched_estimates_.size()) return nullptr;
+  const BatchedEstimate& b = batched_estimates_[next_batched_estimate_];
+  auto same = [this](const BatchedEstimate::Bound& bound, const key_range* k) {
+    if (k == nullptr) return !bound.present;
+    return bound.present && bound.flag == k->flag && bound.length == k->length &&
+           std::memcmp(batched_keys_.data() + bound.offset, k->key, k->length) == 0;
+  };
+  if (!same(b.min, min_key) || !same(b.max, max_key)) return nullptr;
+  ++next_batched_estimate_;
+  return &b.rows;
 }
 
 double ha_tidesdb::scan_time() {

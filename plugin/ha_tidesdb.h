@@ -104,6 +104,10 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   int info(uint flag) override;
   ha_rows records_in_range(uint index, const key_range* min_key, const key_range* max_key,
                            page_range* pages) override;
+  // The server's own cost model, with the ranges' estimates made in one batch first
+  // (estimate_ranges_together), which its records_in_range calls then answer from.
+  ha_rows multi_range_read_info_const(uint keyno, RANGE_SEQ_IF* seq, void* seq_init_param, uint n_ranges,
+                                      uint* bufsz, uint* mrr_mode, Cost_estimate* cost) override;
   double scan_time() override;
   int extra(enum ha_extra_function operation) override;
   int reset() override;
@@ -294,8 +298,40 @@ class ha_tidesdb final : public handler, public TransactionCursor {
   int load_auto_increment();
   bool want_locking_read() const;
 
+  // records_in_range's key range of the index's entries, [*start, *limit) (limit empty: no
+  // end). False when the answer needs no estimate: then *rows is it.
+  bool estimate_bounds(uint index, const key_range* min_key, const key_range* max_key, std::string* start,
+                       std::string* limit, ha_rows* rows);
+  // Estimates every range of seq that the server's multi_range_read_info_const will ask
+  // records_in_range about, in one EstimateRanges call, into batched_estimates_.
+  void estimate_ranges_together(uint keyno, RANGE_SEQ_IF* seq, void* seq_init_param, uint n_ranges);
+  // The batched answer for this records_in_range call (it asks in the sequence's order),
+  // or nullptr: then the caller estimates the range alone.
+  const ha_rows* batched_estimate(uint index, const key_range* min_key, const key_range* max_key);
+
   TableShare* share_ = nullptr;
   std::vector<KeyCodec> codecs_;  // one per key of the table
+  // One multi_range_read_info_const call's ranges, as the server passes them (their key
+  // bytes in batched_keys_), with their estimates; the next one records_in_range gets.
+  struct BatchedEstimate {
+    struct Bound {
+      bool present = false;
+      ha_rkey_function flag = HA_READ_KEY_EXACT;
+      size_t offset = 0, length = 0;  // in batched_keys_
+    };
+    Bound min, max;
+    bool from_statistics = false;  // the server may take it from rec_per_key instead
+    ha_rows rows = 0;
+  };
+  uint batched_index_ = MAX_KEY;
+  std::vector<BatchedEstimate> batched_estimates_;
+  std::string batched_keys_;
+  size_t next_batched_estimate_ = 0;
+  // estimate_ranges_together's scratch, kept between calls for its capacity.
+  std::vector<std::string> batched_bounds_;
+  std::vector<tidesdb::Range> batched_ranges_;
+  std::vector<size_t> batched_asked_;
+  std::vector<tidesdb::RangeEstimate> batched_results_;
   std::unique_ptr<uchar[]> scratch_record_;
   // decode_row's rules for stepping over columns a plain read does not need.
   std::vector<ColumnSkip> column_skips_;
