@@ -56,14 +56,24 @@ bool RangeMayMatchFilter(Slice start, Slice limit, size_t prefix_length, MayMatc
     return false;
   };
   // Count first, so that a range over many prefixes costs no probe.
+  // An inline byte loop, not memcmp: prefixes are a few bytes, and this runs for every
+  // range of every estimate and bounded seek (memcmp called from here was 1.8 % of the
+  // server's CPU in a profile of sysbench select_random_ranges).
+  auto compare = [prefix_length](const char* a, const char* b) {
+    for (size_t i = 0; i < prefix_length; ++i) {
+      if (a[i] != b[i]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]) ? -1 : 1;
+    }
+    return 0;
+  };
   char p[kMaxPrefixBytes];
   std::memcpy(p, first, prefix_length);
   size_t count = 1;
-  while (std::memcmp(p, last, prefix_length) < 0) {
+  int order;
+  while ((order = compare(p, last)) < 0) {
     if (count == kMaxRangeFilterPrefixes || !increment(p)) return true;
     ++count;
   }
-  if (std::memcmp(p, last, prefix_length) != 0) return true;  // start's prefix after limit's
+  if (order != 0) return true;  // start's prefix after limit's
   // A limit no longer than the prefix is at most the last prefix (padded): keys with that
   // prefix are past the range, only the shorter keys before it are in.
   const bool last_outside = limit.size() <= prefix_length;
