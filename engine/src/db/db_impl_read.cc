@@ -289,7 +289,7 @@ void DBImpl::EstimateRanges(ColumnFamilyHandle* cf, const Range* ranges, size_t 
   // filter leaves are estimated together, their searches overlapping.
   auto add_memtable = [&](const MemTable& mem) {
     if (mem.NumEntries(cf_id) == 0) return;
-    constexpr size_t kChunk = 16;
+    constexpr size_t kChunk = MemTable::kMaxRangesAtOnce;
     for (size_t first = 0; first < n; first += kChunk) {
       MemTable::KeyRange asked[kChunk];
       size_t which[kChunk];

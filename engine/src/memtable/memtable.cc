@@ -387,32 +387,26 @@ void MemTable::ApproximateRangeSizes(uint32_t cf_id, const KeyRange* ranges, siz
     DecodedEntry e = DecodeEntry(entry);
     return e.internal_key.size() + e.value.size();
   };
-  constexpr size_t kChunk = 16;
-  EntryComparator::DecodedKey lower[kChunk], upper[kChunk];
-  Table::RangeBounds bounds[kChunk];
-  Table::RangeSize table_sizes[kChunk];
-  for (size_t first = 0; first < n; first += kChunk) {
-    const size_t count = std::min(kChunk, n - first);
-    for (size_t i = 0; i < count; ++i) {
-      const KeyRange& range = ranges[first + i];
-      // (cf, key, kFirstTrailer) sorts before every version of key, so the bounds take in
-      // all versions of start and none of limit. No limit: up to the first entry of the
-      // next CF.
-      lower[i] = EntryComparator::MakeKey(cf_id, range.start, kFirstTrailer);
-      const EntryComparator::DecodedKey* limit = nullptr;
-      if (!range.limit.empty()) {
-        upper[i] = EntryComparator::MakeKey(cf_id, range.limit, kFirstTrailer);
-        limit = &upper[i];
-      } else if (cf_id != UINT32_MAX) {
-        upper[i] = EntryComparator::MakeKey(cf_id + 1, Slice(), kFirstTrailer);
-        limit = &upper[i];
-      }
-      bounds[i] = Table::RangeBounds{&lower[i], limit};
+  assert(n <= kMaxRangesAtOnce);
+  EntryComparator::DecodedKey lower[kMaxRangesAtOnce], upper[kMaxRangesAtOnce];
+  Table::RangeBounds bounds[kMaxRangesAtOnce];
+  for (size_t i = 0; i < n; ++i) {
+    // (cf, key, kFirstTrailer) sorts before every version of key, so the bounds take in all
+    // versions of start and none of limit. No limit: up to the first entry of the next CF.
+    lower[i] = EntryComparator::MakeKey(cf_id, ranges[i].start, kFirstTrailer);
+    const EntryComparator::DecodedKey* limit = nullptr;
+    if (!ranges[i].limit.empty()) {
+      upper[i] = EntryComparator::MakeKey(cf_id, ranges[i].limit, kFirstTrailer);
+      limit = &upper[i];
+    } else if (cf_id != UINT32_MAX) {
+      upper[i] = EntryComparator::MakeKey(cf_id + 1, Slice(), kFirstTrailer);
+      limit = &upper[i];
     }
-    table_.ApproximateRangeSizes(bounds, count, kExactRangeEntries, entry_size, table_sizes);
-    for (size_t i = 0; i < count; ++i)
-      sizes[first + i] = RangeSize{table_sizes[i].entries, table_sizes[i].bytes};
+    bounds[i] = Table::RangeBounds{&lower[i], limit};
   }
+  Table::RangeSize table_sizes[kMaxRangesAtOnce];
+  table_.ApproximateRangeSizes(bounds, n, kExactRangeEntries, entry_size, table_sizes);
+  for (size_t i = 0; i < n; ++i) sizes[i] = RangeSize{table_sizes[i].entries, table_sizes[i].bytes};
 }
 
 MemTable::CfStats* MemTable::FindCfStats(uint32_t cf_id) const {

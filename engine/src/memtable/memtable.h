@@ -107,6 +107,8 @@ class MemTable {
     Slice start;
     Slice limit;  // empty: no upper bound
   };
+  // At most kMaxRangesAtOnce ranges per call.
+  static constexpr size_t kMaxRangesAtOnce = 16;
   void ApproximateRangeSizes(uint32_t cf_id, const KeyRange* ranges, size_t n, RangeSize* sizes) const;
 
   // Ids of the CFs that have entries, ascending. Kept at insert time (no scan).

@@ -88,11 +88,12 @@ bool RangeMayMatchFilter(Slice start, Slice limit, size_t prefix_length, MayMatc
   return false;
 }
 
-// RangeMayMatchFilter for a filter whose probes are cache misses (a filter of hundreds
-// of kilobytes or more, read at random): a range of a few prefixes probed one after another waits for each
-// miss in turn. This computes every probe's hash(Slice filter_key) -> uint64_t first, calling prefetch(hash)
-// for each so that their loads overlap, then asks may_match_hash(hash) in the same order. Same answer as
-// RangeMayMatchFilter with may_match_hash(hash(key)).
+// RangeMayMatchFilter for a filter whose probes are cache misses (a filter of hundreds of
+// kilobytes or more, read at random): a range of a few prefixes probed one after another
+// waits for each miss in turn. This computes every probe's hash(Slice filter_key) ->
+// uint64_t first, calling prefetch(hash) for each so that their loads overlap, then asks
+// may_match_hash(hash) in the same order. Same answer as RangeMayMatchFilter with
+// may_match_hash(hash(key)).
 template <typename Hash, typename Prefetch, typename MayMatchHash>
 bool RangeMayMatchFilterPrefetched(Slice start, Slice limit, size_t prefix_length, Hash hash,
                                    Prefetch prefetch, MayMatchHash may_match_hash) {
