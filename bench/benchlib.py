@@ -10,6 +10,17 @@ def ordered(values):
     return list(dict.fromkeys(values))
 
 
+ENGINE_ORDER = ("TidesDB", "InnoDB", "RocksDB")
+
+
+def engines_ordered(values):
+    """The distinct engines, TidesDB, InnoDB and RocksDB first: the scripts rotate which engine
+    starts each round, so the order they first appear in says nothing."""
+    found = ordered(values)
+    known = [e for e in ENGINE_ORDER if e in found]
+    return known + [e for e in found if e not in ENGINE_ORDER]
+
+
 def mean(xs):
     return sum(xs) / len(xs) if xs else 0.0
 

@@ -37,7 +37,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
-from benchlib import mean, ordered, read_csv  # noqa: E402
+from benchlib import engines_ordered, mean, ordered, read_csv  # noqa: E402
 
 BASELINE = "InnoDB"
 COLORS = {"TidesDB": "#1f77b4", "InnoDB": "#ff7f0e", "RocksDB": "#2ca02c"}
@@ -155,7 +155,7 @@ def short(workload):
 def sysbench_plots(rows, out, written):
     regimes = ordered(r["regime"] for r in rows)
     durabilities = ordered(r["durability"] for r in rows)
-    engines = ordered(r["engine"] for r in rows)
+    engines = engines_ordered(r["engine"] for r in rows)
     workloads = ordered(r["workload"] for r in rows)
     others = [e for e in engines if e != BASELINE] if BASELINE in engines else []
     cache = {r["regime"]: r["cache"] for r in rows}
@@ -249,7 +249,7 @@ def sysbench_plots(rows, out, written):
 
 
 def tpcc_plots(rows, out, written):
-    engines = ordered(r["engine"] for r in rows)
+    engines = engines_ordered(r["engine"] for r in rows)
     configs = ordered((r["durability"], r["warehouses"], r["threads"]) for r in rows)
     several = len({c[1:] for c in configs}) > 1
 
@@ -306,7 +306,7 @@ def tpcc_plots(rows, out, written):
 
 
 def large_values_plots(rows, out, written):
-    engines = ordered(r["engine"] for r in rows)
+    engines = engines_ordered(r["engine"] for r in rows)
     others = [e for e in engines if e != BASELINE] if BASELINE in engines else []
 
     def name(r):

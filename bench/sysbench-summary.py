@@ -18,7 +18,7 @@ Then the load times and the sizes (on disk and as the engines estimate them).
 import os
 import sys
 from collections import defaultdict
-from benchlib import geomean, mean, ordered, read_csv
+from benchlib import engines_ordered, geomean, mean, ordered, read_csv
 
 BASELINE = "InnoDB"
 
@@ -35,7 +35,7 @@ class Slices:
     def __init__(self, rows):
         self.rows = rows
         self.workloads = ordered(r["workload"] for r in rows)
-        self.engines = ordered(r["engine"] for r in rows)
+        self.engines = engines_ordered(r["engine"] for r in rows)
         self.by = defaultdict(dict)  # (workload, engine) -> round -> row
         for r in rows:
             self.by[(r["workload"], r["engine"])][r["round"]] = r
@@ -107,7 +107,7 @@ def table(s, out):
 
 
 def overview(groups, out):
-    engines = ordered(e for s in groups.values() for e in s.engines)
+    engines = engines_ordered(e for s in groups.values() for e in s.engines)
     others = [e for e in engines if e != BASELINE]
     if BASELINE not in engines or not others:
         return
@@ -140,7 +140,7 @@ def loads_and_sizes(loads, sizes, out):
     if sizes:
         stages = ordered(
             "after load" if r["stage"] == "load" else f"after {r['regime']}/{r['durability']}" for r in sizes)
-        engines = ordered(r["engine"] for r in sizes)
+        engines = engines_ordered(r["engine"] for r in sizes)
         cell = {}
         for r in sizes:
             stage = "after load" if r["stage"] == "load" else f"after {r['regime']}/{r['durability']}"
