@@ -35,7 +35,10 @@
 //
 // Filter block: a bloom filter over the distinct user keys of the table (bloom.h), stored
 // raw; with a filter_prefix_length property N > 0, over the distinct N-byte prefixes of its
-// user keys of at least N bytes and its shorter user keys whole.
+// user keys of at least N bytes and its shorter user keys whole. Its last byte tells its
+// layout: blocked (written since session 30, one cache line per key) or plain (before);
+// both are read. A build from before session 30 reads a blocked filter as unusable (every
+// key may match), so a newer file costs it reads, never a wrong answer.
 //
 // Properties block: stored raw. A sequence of records
 //   varint32 tag, varint32 length, length bytes

@@ -135,10 +135,10 @@ Status TableReader::Open(const std::string& fname, uint64_t file_number,
   }
 
   if (has_filter) {
-    s = ReadBlock(t->file_.get(), fname, f.filter_handle,
-                  /*verify_checksum=*/true, &t->filter_data_);
+    std::string filter;
+    s = ReadBlock(t->file_.get(), fname, f.filter_handle, /*verify_checksum=*/true, &filter);
     if (!s.ok()) return s;
-    t->filter_ = std::make_unique<FilterReader>(t->filter_data_);
+    t->filter_ = std::make_unique<FilterReader>(std::move(filter));
   }
 
   s = ReadBlock(t->file_.get(), fname, f.index_handle, /*verify_checksum=*/true, &contents);

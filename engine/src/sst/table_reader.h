@@ -97,8 +97,7 @@ class TableReader {
   Footer footer_;
   TableProperties props_;
   std::unique_ptr<Block> index_block_;
-  uint32_t num_data_blocks_ = 0;  // entries of the index block
-  std::string filter_data_;
+  uint32_t num_data_blocks_ = 0;          // entries of the index block
   std::unique_ptr<FilterReader> filter_;  // null when the table has no filter
 };
 
