@@ -13,6 +13,7 @@
 #   MODE=syscalls (session 22) context switches and system calls over 14 s (perf stat)
 # Session 22's delete-threads/command.sh runs this with MODE=threads or syscalls.
 # CACHE (session 26) sets every engine's cache (default 2G; 64M for the small-cache regime).
+# THREADS (session 31) sets the run's client threads (default 4; the churn's too).
 # CHURN_SECONDS (session 28) sets the oltp_write_only churn before the run (default 20; 0:
 # none, the tables as loaded).
 # Usage: ENGINE=TidesDB|InnoDB [MODE=...] [WORKLOAD=oltp_delete] [CACHE=2G] command.sh BUILD OUT
@@ -28,7 +29,7 @@ sysbench oltp_read_only --db-driver=mysql --mysql-socket="$SOCK" --mysql-user=ro
   --tables=$TABLES --table-size=$ROWS --threads=2 --mysql-storage-engine="$ENGINE" prepare >/dev/null
 sb() {
   sysbench "$1" --db-driver=mysql --mysql-socket="$SOCK" --mysql-user=root --mysql-db=t \
-    --tables=$TABLES --table-size=$ROWS --threads=4 --rand-type=uniform --time="$2" \
+    --tables=$TABLES --table-size=$ROWS --threads=${THREADS:-4} --rand-type=uniform --time="$2" \
     --mysql-ignore-errors=1213,1205,1020 run | awk '/transactions:/ {print $2, $3}'
 }
 [ "${CHURN_SECONDS:-20}" = 0 ] || echo churn "$(sb oltp_write_only "${CHURN_SECONDS:-20}")"
