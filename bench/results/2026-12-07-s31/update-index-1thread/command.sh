@@ -9,8 +9,10 @@ set -euo pipefail
 BUILD=$1 OUT=$2
 script="$(dirname "$0")/../../2026-12-06-s23/delete-profile/command.sh"
 for engine in TidesDB InnoDB; do
-  THREADS=1 SYSTEM_WIDE=1 CACHE=2G ENGINE=$engine WORKLOAD=oltp_update_index FREQ=999 "$script" "$BUILD" "$OUT"
+  THREADS=1 SYSTEM_WIDE=1 CACHE=2G ENGINE=$engine WORKLOAD=oltp_update_index FREQ=999 \
+    "$script" "$BUILD" "$OUT"
 done
 for engine in TidesDB InnoDB; do
-  MODE=syscalls THREADS=1 CACHE=2G ENGINE=$engine WORKLOAD=oltp_update_index "$script" "$BUILD" "$OUT"
+  MODE=syscalls THREADS=1 CACHE=2G ENGINE=$engine WORKLOAD=oltp_update_index \
+    "$script" "$BUILD" "$OUT"
 done
