@@ -3,8 +3,8 @@
 # SSTable filters included): session 21's reduced matrix again (all three engines, both
 # cache regimes, both durabilities, 1 and 4 threads, 2 rounds of 5 s slices, 8 x 200k rows),
 # with session 23's rotated slice order and quiet start, so that the headline tables of
-# bench/RESULTS.md describe the current engine. Run from the repository root; BUILD is a build directory whose
-# plugin/ha_tidesdb.so is the plugin to measure (default build).
+# bench/RESULTS.md describe the current engine. Run from the repository root; BUILD is a
+# build directory whose plugin/ha_tidesdb.so is the plugin to measure (default build).
 set -euo pipefail
 BUILD=${1:-build}
 # sysbench, and matplotlib for bench/plot.py (added after the run, which drew its plots
