@@ -16,6 +16,7 @@
 # THREADS (session 31) sets the run's client threads (default 4; the churn's too).
 # CHURN_SECONDS (session 28) sets the oltp_write_only churn before the run (default 20; 0:
 # none, the tables as loaded).
+# WARM_SECONDS (session 32) sets the warm-up run of WORKLOAD before the measured one (default 5).
 # Usage: ENGINE=TidesDB|InnoDB [MODE=...] [WORKLOAD=oltp_delete] [CACHE=2G] command.sh BUILD OUT
 set -euo pipefail
 BUILD=$(cd "$1" && pwd) OUT=$2 PORT=${PORT:-3399}
@@ -33,7 +34,7 @@ sb() {
     --mysql-ignore-errors=1213,1205,1020 run | awk '/transactions:/ {print $2, $3}'
 }
 [ "${CHURN_SECONDS:-20}" = 0 ] || echo churn "$(sb oltp_write_only "${CHURN_SECONDS:-20}")"
-echo warm "$(sb "$WORKLOAD" 5)"
+echo warm "$(sb "$WORKLOAD" "${WARM_SECONDS:-5}")"
 snap() { # tid name ticks, per thread of the server
   for t in "/proc/$SERVER_PID/task/"*; do
     echo "$(basename "$t") $(tr ' ' _ <"$t/comm") $(awk '{print $14 + $15}' "$t/stat")"
