@@ -133,6 +133,8 @@ class DBImpl final : public DB {
   Status RunExclusiveForTest(const std::function<Status()>& op) {
     return WriteImpl(WriteOptions(), nullptr, op);
   }
+  // Tests: the registered snapshots' sequences, ascending (what flush and compaction copy).
+  std::vector<SequenceNumber> SnapshotListForTest() const { return SnapshotList(); }
   // Tests: a manifest longer than this is rewritten as a snapshot at the next edit (64 MiB
   // otherwise). Set before the DB has work to do.
   void SetMaxManifestBytesForTest(uint64_t bytes) { max_manifest_bytes_ = bytes; }
@@ -375,11 +377,16 @@ class DBImpl final : public DB {
   bool manifest_owned_ = false;
   std::condition_variable manifest_cv_;
   // Registered snapshots, guarded by snapshot_mu_ (not mutex_: taking and releasing a
-  // snapshot never waits for I/O). GetSnapshot reads visible_sequence_ and inserts under
-  // it, and flush and compaction copy the set under it, so a snapshot either is in the
-  // copy or reads at a sequence at least as new as every entry the copy's user rewrites.
+  // snapshot never waits for I/O). GetSnapshot reads visible_sequence_ and links the new
+  // snapshot under it, and flush and compaction copy the list under it, so a snapshot
+  // either is in the copy or reads at a sequence at least as new as every entry the copy's
+  // user rewrites. The list is in the order snapshots were taken, which is their sequences'
+  // order (visible_sequence_ never decreases), so taking and releasing one are O(1) and
+  // allocate nothing but the snapshot itself (a std::multiset's node and rebalancing were
+  // 0.2 % of the server's CPU in cached point selects, which take one snapshot each).
   mutable std::mutex snapshot_mu_;
-  std::multiset<SequenceNumber> snapshots_;
+  SnapshotImpl* oldest_snapshot_ = nullptr;  // the list's ends
+  SnapshotImpl* newest_snapshot_ = nullptr;
   std::vector<SequenceNumber> SnapshotList() const;  // ascending
   // Set under mutex_; atomic because compaction also polls it without the mutex.
   std::atomic<bool> shutting_down_{false};

@@ -17,40 +17,49 @@ namespace tidesdb {
 
 class DBImpl::SnapshotImpl final : public Snapshot {
  public:
-  SnapshotImpl(SequenceNumber seq, std::multiset<SequenceNumber>::iterator pos) : seq_(seq), pos_(pos) {}
+  explicit SnapshotImpl(SequenceNumber seq) : seq_(seq) {}
   uint64_t sequence() const override { return seq_; }
-  std::multiset<SequenceNumber>::iterator pos() const { return pos_; }
+
+  // Neighbours in DBImpl's list (older, newer), under snapshot_mu_.
+  SnapshotImpl* older = nullptr;
+  SnapshotImpl* newer = nullptr;
 
  private:
   const SequenceNumber seq_;
-  const std::multiset<SequenceNumber>::iterator pos_;
 };
 
 const Snapshot* DBImpl::GetSnapshot() {
-  // The sequence is read under snapshot_mu_: see snapshots_.
+  // The sequence is read under snapshot_mu_: see oldest_snapshot_.
   std::lock_guard<std::mutex> l(snapshot_mu_);
-  SequenceNumber seq = visible_sequence_.load(std::memory_order_acquire);
-  return new SnapshotImpl(seq, snapshots_.insert(seq));
+  auto* snapshot = new SnapshotImpl(visible_sequence_.load(std::memory_order_acquire));
+  snapshot->older = newest_snapshot_;
+  (newest_snapshot_ != nullptr ? newest_snapshot_->newer : oldest_snapshot_) = snapshot;
+  newest_snapshot_ = snapshot;
+  return snapshot;
 }
 
 void DBImpl::ReleaseSnapshot(const Snapshot* snapshot) {
   if (snapshot == nullptr) return;
-  const auto* impl = static_cast<const SnapshotImpl*>(snapshot);
+  auto* impl = const_cast<SnapshotImpl*>(static_cast<const SnapshotImpl*>(snapshot));
   {
     std::lock_guard<std::mutex> l(snapshot_mu_);
-    snapshots_.erase(impl->pos());
+    (impl->older != nullptr ? impl->older->newer : oldest_snapshot_) = impl->newer;
+    (impl->newer != nullptr ? impl->newer->older : newest_snapshot_) = impl->older;
   }
   delete impl;
 }
 
 SequenceNumber DBImpl::OldestSnapshotSequence() const {
   std::lock_guard<std::mutex> l(snapshot_mu_);
-  return snapshots_.empty() ? visible_sequence_.load(std::memory_order_acquire) : *snapshots_.begin();
+  return oldest_snapshot_ == nullptr ? visible_sequence_.load(std::memory_order_acquire)
+                                     : oldest_snapshot_->sequence();
 }
 
 std::vector<SequenceNumber> DBImpl::SnapshotList() const {
+  std::vector<SequenceNumber> list;
   std::lock_guard<std::mutex> l(snapshot_mu_);
-  return std::vector<SequenceNumber>(snapshots_.begin(), snapshots_.end());
+  for (const SnapshotImpl* s = oldest_snapshot_; s != nullptr; s = s->newer) list.push_back(s->sequence());
+  return list;
 }
 
 ColumnFamilyData* DBImpl::ReadableCfd(ColumnFamilyHandle* handle) const {

@@ -425,5 +425,35 @@ TEST_F(ReadConcurrencyTest, ConcurrentReadsSeeEveryAcknowledgedWrite) {
   EXPECT_EQ(static_cast<DBImpl*>(db_.get())->OldestSnapshotSequence(), db_->LatestSequence());
 }
 
+// The registered snapshots, taken between writes and released in random order, against a
+// model: the oldest (what compaction keeps versions for) and the ascending list flush and
+// compaction copy are always those of the snapshots still held.
+TEST_F(ReadConcurrencyTest, SnapshotsReleasedInAnyOrderLeaveTheOldestHeld) {
+  Open();
+  auto* impl = static_cast<DBImpl*>(db_.get());
+  std::mt19937 rng(static_cast<uint32_t>(test::SeedFromEnv("TIDESDB_TEST_SEED")));
+  std::vector<const Snapshot*> held;
+  for (int step = 0; step < 2000; ++step) {
+    if (rng() % 2 == 0) {
+      ASSERT_TRUE(db_->Put(WriteOptions(), cf_, "k" + std::to_string(step % 7), "v").ok());
+    }
+    if (held.empty() || rng() % 5 < 3) {
+      held.push_back(db_->GetSnapshot());
+    } else {
+      const size_t i = rng() % held.size();
+      db_->ReleaseSnapshot(held[i]);
+      held.erase(held.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+    std::vector<SequenceNumber> model;
+    for (const Snapshot* snap : held) model.push_back(snap->sequence());
+    std::sort(model.begin(), model.end());
+    ASSERT_EQ(model, impl->SnapshotListForTest()) << "step " << step;
+    ASSERT_EQ(model.empty() ? db_->LatestSequence() : model.front(), impl->OldestSnapshotSequence());
+  }
+  for (const Snapshot* snap : held) db_->ReleaseSnapshot(snap);
+  EXPECT_TRUE(impl->SnapshotListForTest().empty());
+  EXPECT_EQ(db_->LatestSequence(), impl->OldestSnapshotSequence());
+}
+
 }  // namespace
 }  // namespace tidesdb
