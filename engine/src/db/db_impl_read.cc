@@ -40,7 +40,7 @@ const Snapshot* DBImpl::GetSnapshot() {
 
 void DBImpl::ReleaseSnapshot(const Snapshot* snapshot) {
   if (snapshot == nullptr) return;
-  auto* impl = const_cast<SnapshotImpl*>(static_cast<const SnapshotImpl*>(snapshot));
+  const auto* impl = static_cast<const SnapshotImpl*>(snapshot);
   {
     std::lock_guard<std::mutex> l(snapshot_mu_);
     (impl->older != nullptr ? impl->older->newer : oldest_snapshot_) = impl->newer;
