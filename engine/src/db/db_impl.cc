@@ -747,7 +747,9 @@ Status DBImpl::ResolveManifestErrorLocked(std::unique_lock<std::mutex>& l) {
 
 std::shared_ptr<const FileMetaData> DBImpl::TrackFile(const FileMetaData& meta) {
   std::shared_ptr<ObsoleteFiles> obsolete = obsolete_;
+  obsolete->live.fetch_add(1, std::memory_order_relaxed);
   return std::shared_ptr<const FileMetaData>(new FileMetaData(meta), [obsolete](const FileMetaData* f) {
+    obsolete->live.fetch_sub(1, std::memory_order_relaxed);
     {
       std::lock_guard<std::mutex> l(obsolete->mu);
       if (!obsolete->db_closing) obsolete->files.emplace_back(f->file_number, FileType::kKeyLog);
@@ -758,8 +760,10 @@ std::shared_ptr<const FileMetaData> DBImpl::TrackFile(const FileMetaData& meta) 
 
 std::shared_ptr<const ValueLogMeta> DBImpl::TrackValueLog(uint64_t number, uint64_t size) {
   std::shared_ptr<ObsoleteFiles> obsolete = obsolete_;
+  obsolete->live.fetch_add(1, std::memory_order_relaxed);
   return std::shared_ptr<const ValueLogMeta>(
       new ValueLogMeta{number, size}, [obsolete](const ValueLogMeta* v) {
+        obsolete->live.fetch_sub(1, std::memory_order_relaxed);
         {
           std::lock_guard<std::mutex> l(obsolete->mu);
           if (!obsolete->db_closing) obsolete->files.emplace_back(v->file_number, FileType::kValueLog);

@@ -70,6 +70,7 @@ struct ObsoleteFiles {
   std::mutex mu;
   bool db_closing = false;  // at close every file is still live: delete nothing
   std::vector<std::pair<uint64_t, FileType>> files;
+  std::atomic<uint64_t> live{0};  // key-log and value-log files tracked and not yet released
 };
 
 class DBImpl final : public DB {
@@ -135,6 +136,9 @@ class DBImpl final : public DB {
   }
   // Tests: the registered snapshots' sequences, ascending (what flush and compaction copy).
   std::vector<SequenceNumber> SnapshotListForTest() const { return SnapshotList(); }
+  // Tests: the files of the live column families' current versions whose readers reads
+  // have pinned (FindTable).
+  size_t PinnedTableReadersForTest();
   // Tests: a manifest longer than this is rewritten as a snapshot at the next edit (64 MiB
   // otherwise). Set before the DB has work to do.
   void SetMaxManifestBytesForTest(uint64_t bytes) { max_manifest_bytes_ = bytes; }
@@ -246,6 +250,11 @@ class DBImpl final : public DB {
   ColumnFamilyData* CreateCfdLocked(uint32_t id, const std::string& name, const ColumnFamilyOptions& options);
   ColumnFamilyData* LiveCfd(ColumnFamilyHandle* handle) const;  // nullptr if dropped / unknown
   std::shared_ptr<const FileMetaData> TrackFile(const FileMetaData& meta);
+  // The reader of live file f: its pinned one, else the table cache's, which it pins while
+  // the DB's live files all fit in the table cache (so pinning opens no file the cache
+  // would not keep open anyway). *held keeps an unpinned reader alive; a pinned one lives
+  // as long as f.
+  Status FindTable(const FileMetaData& f, std::shared_ptr<TableReader>* held, TableReader** table);
   std::shared_ptr<const ValueLogMeta> TrackValueLog(uint64_t number, uint64_t size);
   void DeleteObsoleteFiles();
   Status DeleteOrphanFiles();  // at open: files no CF references

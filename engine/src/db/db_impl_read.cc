@@ -169,8 +169,9 @@ Status DBImpl::FindInView(const ReadView& view, uint32_t cf_id, Slice key, Seque
   AppendInternalKey(&target, key, snap, kValueTypeForSeek);
   std::string found_key, found_value;
   auto probe = [&](const FileMetaData& f, bool* found) -> Status {
-    std::shared_ptr<TableReader> table;
-    Status s = table_cache_->GetTable(f.file_number, f.file_size, &table);
+    std::shared_ptr<TableReader> held;
+    TableReader* table = nullptr;
+    Status s = FindTable(f, &held, &table);
     if (!s.ok()) return s;
     return table->Get(target, found, &found_key, &found_value);
   };
@@ -210,6 +211,27 @@ Status DBImpl::FindInView(const ReadView& view, uint32_t cf_id, Slice key, Seque
   }
   *source = kMaxReadLevels;
   return Status::NotFound();
+}
+
+Status DBImpl::FindTable(const FileMetaData& f, std::shared_ptr<TableReader>* held, TableReader** table) {
+  *table = f.reader.get();
+  if (*table != nullptr) return Status::OK();
+  Status s = table_cache_->GetTable(f.file_number, f.file_size, held);
+  if (!s.ok()) return s;
+  *table = held->get();
+  if (obsolete_->live.load(std::memory_order_relaxed) <= table_cache_->capacity())
+    *table = f.reader.Pin(*held);
+  return Status::OK();
+}
+
+size_t DBImpl::PinnedTableReadersForTest() {
+  std::lock_guard<std::mutex> l(mutex_);
+  size_t n = 0;
+  for (const auto& [id, cfd] : cfs_) {
+    for (const auto& level : cfd->version->levels)
+      for (const auto& f : level) n += f->reader.get() != nullptr ? 1 : 0;
+  }
+  return n;
 }
 
 std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options, ColumnFamilyHandle* cf) {
@@ -259,27 +281,28 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options, Column
       // Version the view holds keeps the files' metadata alive).
       std::vector<LevelFile> bounds;
       for (const FileMetaData* f : files) bounds.push_back(LevelFile{f->smallest, f->largest});
-      TableCache* cache = table_cache_.get();
       children.push_back(NewLevelIterator(
-          std::move(bounds), [cache, files, fill_cache](size_t i, std::shared_ptr<void>* keepalive) {
-            std::shared_ptr<TableReader> table;
-            Status s = cache->GetTable(files[i]->file_number, files[i]->file_size, &table);
+          std::move(bounds), [this, files, fill_cache](size_t i, std::shared_ptr<void>* keepalive) {
+            std::shared_ptr<TableReader> held;
+            TableReader* table = nullptr;
+            Status s = FindTable(*files[i], &held, &table);
             if (!s.ok()) return std::unique_ptr<InternalIterator>(NewEmptyInternalIterator(s));
             std::unique_ptr<InternalIterator> it = table->NewIterator(fill_cache);
-            *keepalive = std::move(table);
+            *keepalive = std::move(held);
             return it;
           }));
       continue;
     }
     for (const FileMetaData* f : files) {
-      std::shared_ptr<TableReader> table;
-      Status s = table_cache_->GetTable(f->file_number, f->file_size, &table);
+      std::shared_ptr<TableReader> held;
+      TableReader* table = nullptr;
+      Status s = FindTable(*f, &held, &table);
       if (!s.ok()) {
         children.emplace_back(NewEmptyInternalIterator(s));
         continue;
       }
       children.push_back(table->NewIterator(fill_cache));
-      state->tables.push_back(std::move(table));
+      if (held) state->tables.push_back(std::move(held));
     }
   }
   return NewDBIterator(NewMergingIterator(std::move(children)), std::move(dbo), state);
@@ -347,8 +370,9 @@ void DBImpl::EstimateRanges(ColumnFamilyHandle* cf, const Range* ranges, size_t 
           if (level > 0) break;  // every later file starts later still
           continue;
         }
-        std::shared_ptr<TableReader> table;
-        if (!table_cache_->GetTable(f->file_number, f->file_size, &table).ok()) continue;
+        std::shared_ptr<TableReader> held;
+        TableReader* table = nullptr;
+        if (!FindTable(*f, &held, &table).ok()) continue;
         // A prefix filter that rules the range out: nothing here (not even the one entry a
         // file overlapping the range counts below).
         if (!table->RangeMayMatch(range.start, range.limit)) continue;

@@ -455,5 +455,62 @@ TEST_F(ReadConcurrencyTest, SnapshotsReleasedInAnyOrderLeaveTheOldestHeld) {
   EXPECT_EQ(db_->LatestSequence(), impl->OldestSnapshotSequence());
 }
 
+// Reads pin the readers of the files they open while the DB's live files fit in the table
+// cache (max_open_sstables), and reads through pinned readers return what the files hold,
+// after the files they were pinned with are compacted away too.
+TEST_F(ReadConcurrencyTest, ReadsPinTableReadersWhileTheFilesFitInTheTableCache) {
+  options_.default_cf_options.l1_file_count_trigger = 100;  // the flushes stay in L0
+  Open();
+  auto* impl = static_cast<DBImpl*>(db_.get());
+  for (int file = 0; file < 3; ++file) {
+    for (int i = 0; i < 50; ++i) {
+      ASSERT_TRUE(db_->Put(WriteOptions(), cf_, Key(file * 100 + i), "f" + std::to_string(file)).ok());
+    }
+    ASSERT_TRUE(db_->Flush(FlushOptions(), cf_).ok());
+  }
+  EXPECT_EQ(impl->PinnedTableReadersForTest(), 0u);
+  std::string v;
+  for (int file = 0; file < 3; ++file) {
+    ASSERT_TRUE(db_->Get(ReadOptions(), cf_, Key(file * 100 + 7), &v).ok());
+    EXPECT_EQ(v, "f" + std::to_string(file));
+  }
+  EXPECT_EQ(impl->PinnedTableReadersForTest(), 3u);
+  // An iterator held across the compaction reads the files it started with.
+  std::unique_ptr<Iterator> it = db_->NewIterator(ReadOptions(), cf_);
+  ASSERT_TRUE(db_->CompactRange(cf_, nullptr).ok());
+  int n = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) n++;
+  EXPECT_TRUE(it->status().ok()) << it->status().ToString();
+  EXPECT_EQ(n, 150);
+  it.reset();
+  EXPECT_EQ(impl->PinnedTableReadersForTest(), 0u);  // the compacted file is not read yet
+  for (int file = 0; file < 3; ++file) {
+    ASSERT_TRUE(db_->Get(ReadOptions(), cf_, Key(file * 100 + 49), &v).ok());
+    EXPECT_EQ(v, "f" + std::to_string(file));
+  }
+  EXPECT_EQ(impl->PinnedTableReadersForTest(), 1u);
+}
+
+// Once the DB has more files than the table cache keeps open, reads pin nothing (pinning
+// would keep more files open than max_open_sstables allows) and still find every key.
+TEST_F(ReadConcurrencyTest, NoReaderIsPinnedOnceTheFilesOutgrowTheTableCache) {
+  options_.max_open_sstables = 16;
+  options_.default_cf_options.l1_file_count_trigger = 100;
+  options_.default_cf_options.l0_queue_stall_threshold = 100;
+  Open();
+  auto* impl = static_cast<DBImpl*>(db_.get());
+  constexpr int kFiles = 20;
+  for (int file = 0; file < kFiles; ++file) {
+    ASSERT_TRUE(db_->Put(WriteOptions(), cf_, Key(file), "v" + std::to_string(file)).ok());
+    ASSERT_TRUE(db_->Flush(FlushOptions(), cf_).ok());
+  }
+  std::string v;
+  for (int file = 0; file < kFiles; ++file) {
+    ASSERT_TRUE(db_->Get(ReadOptions(), cf_, Key(file), &v).ok());
+    EXPECT_EQ(v, "v" + std::to_string(file));
+  }
+  EXPECT_EQ(impl->PinnedTableReadersForTest(), 0u);
+}
+
 }  // namespace
 }  // namespace tidesdb

@@ -12,6 +12,7 @@ namespace tidesdb {
 TableCache::TableCache(Env* env, std::string dbname, BlockCache* block_cache, size_t capacity)
     : env_(env), dbname_(std::move(dbname)), block_cache_(block_cache) {
   capacity = std::max<size_t>(capacity, 1);
+  capacity_ = capacity;
   // At least kMinPerShard readers a shard, so that a few hot files that hash to one shard
   // do not evict each other while other shards have room (a small cache is one shard).
   const size_t n = std::clamp<size_t>(capacity / kMinPerShard, 1, kMaxShards);

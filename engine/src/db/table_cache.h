@@ -48,6 +48,7 @@ class TableCache {
   // Forgets a deleted file (and its cached blocks).
   void Evict(uint64_t file_number);
   size_t size() const;
+  size_t capacity() const { return capacity_; }  // readers kept open, over all shards
 
   static constexpr size_t kMaxShards = 16, kMinPerShard = 32;
 
@@ -72,6 +73,7 @@ class TableCache {
   Env* const env_;
   const std::string dbname_;
   BlockCache* const block_cache_;
+  size_t capacity_ = 0;
   std::vector<std::unique_ptr<Shard>> shards_;
 };
 

@@ -62,7 +62,9 @@
 //   18 filter_prefix_length  19 l0_compaction_size_ratio
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -73,6 +75,38 @@
 #include "tidesdb/status.h"
 
 namespace tidesdb {
+
+class TableReader;
+
+// The opened reader of one file, kept with the file's metadata once pinned, so that a read
+// reaches it without the table cache's lock and reference count (DBImpl::FindTable pins a
+// file's reader only while the DB's files all fit in the table cache). A cache, not part
+// of the file's description: a copy starts empty and it never affects equality.
+class PinnedTableReader {
+ public:
+  PinnedTableReader() = default;
+  PinnedTableReader(const PinnedTableReader&) {}
+  PinnedTableReader& operator=(const PinnedTableReader&) { return *this; }
+  ~PinnedTableReader() { delete pinned_.load(std::memory_order_acquire); }
+  bool operator==(const PinnedTableReader&) const { return true; }
+
+  // The pinned reader, or nullptr.
+  TableReader* get() const {
+    const std::shared_ptr<TableReader>* p = pinned_.load(std::memory_order_acquire);
+    return p != nullptr ? p->get() : nullptr;
+  }
+  // Pins `table` unless a reader is pinned already; returns the pinned one.
+  TableReader* Pin(std::shared_ptr<TableReader> table) const {
+    auto* fresh = new std::shared_ptr<TableReader>(std::move(table));
+    std::shared_ptr<TableReader>* expected = nullptr;
+    if (pinned_.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) return fresh->get();
+    delete fresh;
+    return expected->get();
+  }
+
+ private:
+  mutable std::atomic<std::shared_ptr<TableReader>*> pinned_{nullptr};
+};
 
 // Metadata of one key-log file (one SSTable), independent of the CF and level it lives in.
 struct FileMetaData {
@@ -95,6 +129,7 @@ struct FileMetaData {
   };
   std::vector<ValueLogRef> value_log_refs;
   bool value_log_refs_known = true;
+  PinnedTableReader reader;  // filled by reads (DBImpl::FindTable)
 
   bool operator==(const FileMetaData&) const = default;
 };
