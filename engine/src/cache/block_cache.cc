@@ -139,7 +139,7 @@ class BlockCache::Shard {
     LinkIntoFile(idx);
     index_.Insert(key, idx);
     SetUsage(usage_ + charge);
-    inserts_.fetch_add(1, std::memory_order_relaxed);
+    BumpLocked(inserts_);
     return true;
   }
 
@@ -147,12 +147,14 @@ class BlockCache::Shard {
     std::lock_guard<std::mutex> lock(mu_);
     const uint32_t idx = index_.Find(key);
     if (idx == kNoSlot) {
-      misses_.fetch_add(1, std::memory_order_relaxed);
+      BumpLocked(misses_);
       return nullptr;
     }
     Slot& s = slots_[idx];
-    s.referenced = true;
-    hits_.fetch_add(1, std::memory_order_relaxed);
+    // Written only when it changes: a block that threads on both cores hit keeps its slot's
+    // cache line shared between them.
+    if (!s.referenced) s.referenced = true;
+    BumpLocked(hits_);
     return s.value;
   }
 
@@ -197,6 +199,12 @@ class BlockCache::Shard {
     bool referenced = false;
   };
 
+  // A counter written only under mu_ and read without it: a plain load and store, no
+  // locked read-modify-write.
+  static void BumpLocked(std::atomic<uint64_t>& counter) {
+    counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+
   void SetUsage(size_t usage) {
     usage_ = usage;
     usage_published_.store(usage, std::memory_order_relaxed);
@@ -215,7 +223,7 @@ class BlockCache::Shard {
         continue;
       }
       RemoveSlot(idx, garbage);
-      evictions_.fetch_add(1, std::memory_order_relaxed);
+      BumpLocked(evictions_);
       return;
     }
   }

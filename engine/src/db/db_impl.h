@@ -46,6 +46,7 @@
 #include "tidesdb/env.h"
 #include "tidesdb/options.h"
 #include "util/histogram.h"
+#include "util/striped.h"
 
 namespace tidesdb {
 
@@ -517,7 +518,7 @@ class DBImpl final : public DB {
       stat_member_inserts_{0};  // batches a group member other than the leader inserted
   // Point reads answered per source: [0] memtables, [1 + L] level L; [kMaxReadLevels] not found.
   static constexpr int kMaxReadLevels = 9;
-  std::array<std::atomic<uint64_t>, kMaxReadLevels + 1> stat_reads_{};
+  std::array<StripedCounter, kMaxReadLevels + 1> stat_reads_{};
   Histogram get_micros_, write_micros_;
 };
 

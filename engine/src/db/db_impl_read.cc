@@ -105,7 +105,7 @@ Status DBImpl::Get(const ReadOptions& options, ColumnFamilyHandle* cf, Slice key
   int source = kMaxReadLevels;  // where the answer came from (statistics)
   Status s = GetImpl(options, cf, key, value, &source);
   get_micros_.Add(env_->NowMicros() - start);
-  stat_reads_[std::min(source, kMaxReadLevels)].fetch_add(1, std::memory_order_relaxed);
+  stat_reads_[std::min(source, kMaxReadLevels)].Add();
   return s;
 }
 
@@ -441,10 +441,10 @@ bool DBImpl::GetProperty(ColumnFamilyHandle* cf, Slice name, std::string* value)
     return true;
   }
   if (name == "tidesdb.read-sources") {
-    std::string out = "memtable=" + std::to_string(stat_reads_[0].load());
+    std::string out = "memtable=" + std::to_string(stat_reads_[0].Load());
     for (int l = 0; l + 1 < kMaxReadLevels; ++l)
-      out += " L" + std::to_string(l) + "=" + std::to_string(stat_reads_[1 + l].load());
-    out += " not_found=" + std::to_string(stat_reads_[kMaxReadLevels].load()) + "\n";
+      out += " L" + std::to_string(l) + "=" + std::to_string(stat_reads_[1 + l].Load());
+    out += " not_found=" + std::to_string(stat_reads_[kMaxReadLevels].Load()) + "\n";
     *value = out;
     return true;
   }

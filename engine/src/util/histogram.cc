@@ -1,8 +1,11 @@
 #include "util/histogram.h"
 
+#include <algorithm>
 #include <bit>
 #include <cinttypes>
 #include <cstdio>
+
+#include "util/striped.h"
 
 namespace tidesdb {
 
@@ -23,12 +26,25 @@ uint64_t Histogram::BucketUpperBound(int bucket) {
 }
 
 void Histogram::Add(uint64_t value) {
-  buckets_[BucketFor(value)].fetch_add(1, std::memory_order_relaxed);
-  count_.fetch_add(1, std::memory_order_relaxed);
-  sum_.fetch_add(value, std::memory_order_relaxed);
-  uint64_t prev = max_.load(std::memory_order_relaxed);
-  while (value > prev && !max_.compare_exchange_weak(prev, value, std::memory_order_relaxed)) {
+  Stripe& s = stripes_[ThreadStripe(kStripes)];
+  s.buckets[BucketFor(value)].fetch_add(1, std::memory_order_relaxed);
+  s.count.fetch_add(1, std::memory_order_relaxed);
+  s.sum.fetch_add(value, std::memory_order_relaxed);
+  uint64_t prev = s.max.load(std::memory_order_relaxed);
+  while (value > prev && !s.max.compare_exchange_weak(prev, value, std::memory_order_relaxed)) {
   }
+}
+
+uint64_t Histogram::Count() const {
+  uint64_t n = 0;
+  for (const Stripe& s : stripes_) n += s.count.load(std::memory_order_relaxed);
+  return n;
+}
+
+uint64_t Histogram::Max() const {
+  uint64_t m = 0;
+  for (const Stripe& s : stripes_) m = std::max(m, s.max.load(std::memory_order_relaxed));
+  return m;
 }
 
 uint64_t Histogram::Percentile(double p) const {
@@ -37,7 +53,7 @@ uint64_t Histogram::Percentile(double p) const {
   const double want = p / 100.0 * static_cast<double>(total);
   uint64_t seen = 0;
   for (int b = 0; b < kBuckets; ++b) {
-    seen += buckets_[b].load(std::memory_order_relaxed);
+    for (const Stripe& s : stripes_) seen += s.buckets[b].load(std::memory_order_relaxed);
     if (static_cast<double>(seen) >= want) return std::min(BucketUpperBound(b), Max());
   }
   return Max();
@@ -45,7 +61,9 @@ uint64_t Histogram::Percentile(double p) const {
 
 double Histogram::Average() const {
   const uint64_t n = Count();
-  return n == 0 ? 0.0 : static_cast<double>(sum_.load(std::memory_order_relaxed)) / static_cast<double>(n);
+  uint64_t sum = 0;
+  for (const Stripe& s : stripes_) sum += s.sum.load(std::memory_order_relaxed);
+  return n == 0 ? 0.0 : static_cast<double>(sum) / static_cast<double>(n);
 }
 
 std::string Histogram::Summary() const {

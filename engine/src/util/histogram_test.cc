@@ -41,6 +41,24 @@ TEST(Histogram, ConcurrentAddsAreAllCounted) {
   EXPECT_EQ(h.Max(), 9999u);
 }
 
+// Threads record on their own stripes: the percentiles, the maximum and the average are
+// those of all their samples together.
+TEST(Histogram, SamplesOfManyThreadsMergeIntoOneDistribution) {
+  Histogram h;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&h, t] {
+      for (uint64_t v = 1; v <= 1000; ++v) h.Add(static_cast<uint64_t>(t) * 1000 + v);
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(h.Count(), 8000u);
+  EXPECT_EQ(h.Max(), 8000u);
+  EXPECT_NEAR(h.Average(), 4000.5, 0.01);
+  EXPECT_NEAR(static_cast<double>(h.Percentile(50)), 4000, 4000 * 0.13);
+  EXPECT_NEAR(static_cast<double>(h.Percentile(99)), 7920, 7920 * 0.13);
+}
+
 TEST(Histogram, EmptyIsZero) {
   Histogram h;
   EXPECT_EQ(h.Percentile(99), 0u);
