@@ -349,12 +349,15 @@ class DBImpl final : public DB {
   void PublishReadViewLocked(ColumnFamilyData* cfd);
   void PublishSlotLocked(MemTableSlot* slot);
   ValueFetcher MakeValueFetcher(bool fill_cache);
+  // now_seconds: the clock for expiring entries (Get passes its start time: one clock
+  // read fewer per read).
   Status GetImpl(const ReadOptions& options, ColumnFamilyHandle* cf, Slice key, std::string* value,
-                 int* source);
+                 int* source, uint64_t now_seconds);
   // The newest version of (cf_id, key) at snap in view: decoded into *value, or, if
   // found_seq is given, only its sequence there (a deletion included: OK, not NotFound).
-  Status FindInView(const ReadView& view, uint32_t cf_id, Slice key, SequenceNumber snap, bool fill_cache,
-                    std::string* value, int* source, SequenceNumber* found_seq);
+  Status FindInView(const ReadView& view, uint32_t cf_id, Slice key, SequenceNumber snap,
+                    uint64_t now_seconds, bool fill_cache, std::string* value, int* source,
+                    SequenceNumber* found_seq);
 
   const Options options_;
   Env* const env_;

@@ -103,14 +103,14 @@ bool UserKeyInFile(Slice user_key, const FileMetaData& f) {
 Status DBImpl::Get(const ReadOptions& options, ColumnFamilyHandle* cf, Slice key, std::string* value) {
   const uint64_t start = env_->NowMicros();
   int source = kMaxReadLevels;  // where the answer came from (statistics)
-  Status s = GetImpl(options, cf, key, value, &source);
+  Status s = GetImpl(options, cf, key, value, &source, start / 1000000);
   get_micros_.Add(env_->NowMicros() - start);
   stat_reads_[std::min(source, kMaxReadLevels)].Add();
   return s;
 }
 
 Status DBImpl::GetImpl(const ReadOptions& options, ColumnFamilyHandle* cf, Slice key, std::string* value,
-                       int* source) {
+                       int* source, uint64_t now_seconds) {
   const ColumnFamilyData* cfd = ReadableCfd(cf);
   if (cfd == nullptr) return Status::InvalidArgument("column family was dropped or is unknown");
   // The view before the sequence. Every entry in the view's files was visible when the
@@ -123,7 +123,7 @@ Status DBImpl::GetImpl(const ReadOptions& options, ColumnFamilyHandle* cf, Slice
   if (view == nullptr) return Status::InvalidArgument("column family was dropped or is unknown");
   const SequenceNumber snap = options.snapshot != nullptr ? options.snapshot->sequence()
                                                           : visible_sequence_.load(std::memory_order_acquire);
-  return FindInView(*view, cfd->id, key, snap, options.fill_cache, value, source, nullptr);
+  return FindInView(*view, cfd->id, key, snap, now_seconds, options.fill_cache, value, source, nullptr);
 }
 
 Status DBImpl::NewestSequence(uint32_t cf_id, Slice key, SequenceNumber* seq, SequenceNumber* visible) {
@@ -141,19 +141,19 @@ Status DBImpl::NewestSequence(uint32_t cf_id, Slice key, SequenceNumber* seq, Se
   if (view == nullptr) return Status::InvalidArgument("column family was dropped or is unknown");
   int source = 0;
   *seq = 0;
-  Status s = FindInView(*view, cf_id, key, *visible, false, nullptr, &source, seq);
+  Status s = FindInView(*view, cf_id, key, *visible, NowSeconds(env_), false, nullptr, &source, seq);
   return s.IsNotFound() ? Status::OK() : s;
 }
 
 Status DBImpl::FindInView(const ReadView& view, uint32_t cf_id, Slice key, SequenceNumber snap,
-                          bool fill_cache, std::string* value, int* source, SequenceNumber* found_seq) {
-  const uint64_t now = NowSeconds(env_);
+                          uint64_t now_seconds, bool fill_cache, std::string* value, int* source,
+                          SequenceNumber* found_seq) {
   const ValueFetcher fetch = MakeValueFetcher(fill_cache);
 
   auto finish = [&](ValueType type, Slice raw) -> Status {
     if (found_seq != nullptr) return Status::OK();
     EntryState state;
-    Status s = DecodeEntry(type, raw, now, fetch, &state, value);
+    Status s = DecodeEntry(type, raw, now_seconds, fetch, &state, value);
     if (!s.ok()) return s;
     return state == EntryState::kLive ? Status::OK() : Status::NotFound();
   };
