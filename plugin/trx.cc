@@ -407,6 +407,10 @@ void TrxContext::release_cursors() {
   std::vector<TransactionCursor*> open;
   open.swap(cursors);
   for (TransactionCursor* c : open) c->release_cursor();
+  // Keep the buffer for the next statement's cursors (one allocation per connection, not
+  // one per statement).
+  open.clear();
+  if (cursors.empty()) cursors.swap(open);
 }
 
 TrxContext* existing_trx_context(THD* thd) {
