@@ -48,6 +48,37 @@ TEST(Arena, NewBlockWhenFull) {
   EXPECT_EQ(arena.MemoryUsage(), 2 * one_block);
 }
 
+TEST(Arena, LargeBlocksAreWholeAlignedHugePages) {
+  // A memtable's arena (1 MiB blocks): each shared block is one aligned 2 MiB mapping, and
+  // its capacity fills it, so 1.5 MiB of small requests still fit in the first block.
+  Arena arena(Arena::kHugePageSize / 2);
+  char* first = arena.Allocate(64);
+  EXPECT_EQ(arena.MemoryUsage(), Arena::kHugePageSize);
+  const auto block_start = reinterpret_cast<uintptr_t>(first) & ~(Arena::kHugePageSize - 1);
+  EXPECT_LT(reinterpret_cast<uintptr_t>(first) - block_start, 64u);  // just past the header
+  char* last = nullptr;
+  for (int i = 0; i < 3 * 1024; ++i) last = arena.Allocate(512);
+  EXPECT_EQ(arena.MemoryUsage(), Arena::kHugePageSize);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(last) & ~(Arena::kHugePageSize - 1), block_start);
+  std::memset(first, 0x5a, 64);
+  std::memset(last, 0xa5, 512);
+  // The next block is another whole huge page; a dedicated block is not rounded up.
+  while (arena.MemoryUsage() == Arena::kHugePageSize) arena.Allocate(4096);
+  EXPECT_EQ(arena.MemoryUsage(), 2 * Arena::kHugePageSize);
+  char* big = arena.Allocate(Arena::kHugePageSize / 2);
+  EXPECT_LT(arena.MemoryUsage(), 2 * Arena::kHugePageSize + Arena::kHugePageSize / 2 + 4096);
+  std::memset(big, 0x11, Arena::kHugePageSize / 2);
+  EXPECT_EQ(static_cast<unsigned char>(first[63]), 0x5a);
+  EXPECT_EQ(static_cast<unsigned char>(last[511]), 0xa5);
+}
+
+TEST(Arena, SmallBlocksAreNotRoundedToHugePages) {
+  Arena arena(64 << 10);
+  arena.Allocate(64);
+  EXPECT_GE(arena.MemoryUsage(), size_t{64} << 10);
+  EXPECT_LT(arena.MemoryUsage(), (size_t{64} << 10) + 4096);
+}
+
 TEST(Arena, LargeAllocationGetsItsOwnBlock) {
   Arena arena(4096);
   char* small = arena.Allocate(16);
