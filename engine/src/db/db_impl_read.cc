@@ -167,13 +167,15 @@ Status DBImpl::FindInView(const ReadView& view, uint32_t cf_id, Slice key, Seque
   }
   std::string target;
   AppendInternalKey(&target, key, snap, kValueTypeForSeek);
-  std::string found_key, found_value;
+  std::string found_key;
+  Slice found_value;  // in found_block
+  std::shared_ptr<const Block> found_block;
   auto probe = [&](const FileMetaData& f, bool* found) -> Status {
     std::shared_ptr<TableReader> held;
     TableReader* table = nullptr;
     Status s = FindTable(f, &held, &table);
     if (!s.ok()) return s;
-    return table->Get(target, found, &found_key, &found_value);
+    return table->Get(target, found, &found_key, &found_value, &found_block);
   };
   const Version& v = *view.version;
   for (size_t level = 0; level < v.levels.size(); ++level) {

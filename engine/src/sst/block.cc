@@ -50,6 +50,28 @@ const char* DecodeEntry(const char* p, const char* limit, uint32_t* shared, uint
   return p;
 }
 
+// The last restart point whose key is < target (0 if none is), by binary search over the
+// restart array at data + restarts; the first entry >= target is in the run that starts
+// there or at the next restart point. False if a restart entry is malformed.
+bool FindRestartRun(const char* data, uint32_t restarts, uint32_t num_restarts, Slice target, uint32_t* run) {
+  uint32_t left = 0;
+  uint32_t right = num_restarts - 1;
+  while (left < right) {
+    const uint32_t mid = left + (right - left + 1) / 2;
+    const uint32_t offset = DecodeFixed32(data + restarts + size_t{4} * mid);
+    uint32_t shared, unshared, value_length;
+    const char* key_ptr = DecodeEntry(data + offset, data + restarts, &shared, &unshared, &value_length);
+    if (key_ptr == nullptr || shared != 0 || unshared < 8) return false;
+    if (CompareInternalKey(Slice(key_ptr, unshared), target) < 0) {
+      left = mid;
+    } else {
+      right = mid - 1;
+    }
+  }
+  *run = left;
+  return true;
+}
+
 class BlockIterator final : public InternalIterator {
  public:
   BlockIterator(const char* data, uint32_t restarts_offset, uint32_t num_restarts)
@@ -79,26 +101,12 @@ class BlockIterator final : public InternalIterator {
 
   void Seek(Slice target) override {
     if (!status_.ok()) return;
-    // Binary search for the last restart point whose key is < target; the answer is in
-    // the run of entries that starts there (or at the next restart point).
-    uint32_t left = 0;
-    uint32_t right = num_restarts_ - 1;
-    while (left < right) {
-      const uint32_t mid = left + (right - left + 1) / 2;
-      const uint32_t offset = RestartPoint(mid);
-      uint32_t shared, unshared, value_length;
-      const char* key_ptr = DecodeEntry(data_ + offset, data_ + restarts_, &shared, &unshared, &value_length);
-      if (key_ptr == nullptr || shared != 0 || unshared < 8) {
-        CorruptionError("bad entry at restart point");
-        return;
-      }
-      if (CompareInternalKey(Slice(key_ptr, unshared), target) < 0) {
-        left = mid;
-      } else {
-        right = mid - 1;
-      }
+    uint32_t run;
+    if (!FindRestartRun(data_, restarts_, num_restarts_, target, &run)) {
+      CorruptionError("bad entry at restart point");
+      return;
     }
-    SeekToRestartPoint(left);
+    SeekToRestartPoint(run);
     while (ParseNextKey()) {
       if (CompareInternalKey(key_, target) >= 0) return;
     }
@@ -231,6 +239,39 @@ uint32_t Block::LowerBoundRestart(Slice target) const {
     }
   }
   return left;
+}
+
+Status Block::SeekEntry(Slice target, std::string* key, Slice* value, bool* found) const {
+  *found = false;
+  if (!ok()) return Status::Corruption("bad block restart array");
+  const char* base = data_.data();
+  uint32_t run;
+  if (!FindRestartRun(base, restarts_offset_, num_restarts_, target, &run)) {
+    return Status::Corruption("bad entry at restart point");
+  }
+  // The run's entries in order, each key rebuilt from its predecessor's (the first of a
+  // run shares nothing), as far as the first one >= target: the runs after this one start
+  // with keys >= target, so the scan ends within the next run at the latest.
+  const char* limit = base + restarts_offset_;
+  const char* p = base + DecodeFixed32(base + restarts_offset_ + size_t{4} * run);
+  key->clear();
+  for (bool first = true; p < limit; first = false) {
+    uint32_t shared, unshared, value_length;
+    const char* key_ptr = DecodeEntry(p, limit, &shared, &unshared, &value_length);
+    if (key_ptr == nullptr || key->size() < shared || (first && shared != 0)) {
+      return Status::Corruption("bad entry in block");
+    }
+    key->resize(shared);
+    key->append(key_ptr, unshared);
+    if (key->size() < 8) return Status::Corruption("block key shorter than an internal key");
+    p = key_ptr + unshared + value_length;
+    if (CompareInternalKey(*key, target) >= 0) {
+      *value = Slice(key_ptr + unshared, value_length);
+      *found = true;
+      return Status::OK();
+    }
+  }
+  return Status::OK();
 }
 
 std::unique_ptr<InternalIterator> Block::NewIterator() const {

@@ -34,6 +34,12 @@ class Block {
   // iterator. Seek/SeekForPrev targets must be internal keys (at least 8 bytes).
   std::unique_ptr<InternalIterator> NewIterator() const;
 
+  // The first entry whose key is >= target (CompareInternalKey, target an internal key),
+  // as an iterator's Seek finds it but without an iterator: its key is rebuilt in *key (the
+  // caller's buffer, reused across calls) and *value points into the block. *found is
+  // false when every entry is < target. Corruption for a malformed entry on the way.
+  Status SeekEntry(Slice target, std::string* key, Slice* value, bool* found) const;
+
   // Blocks whose every entry starts a restart run (index blocks, built with restart
   // interval 1) are searched in place, without an iterator or a key copy:
   uint32_t num_restarts() const { return num_restarts_; }

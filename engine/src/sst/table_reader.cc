@@ -217,6 +217,15 @@ bool TableReader::RangeMayMatch(Slice start, Slice limit) const {
 }
 
 Status TableReader::Get(Slice target, bool* found, std::string* found_key, std::string* value) const {
+  Slice pinned;
+  std::shared_ptr<const Block> pin;
+  Status s = Get(target, found, found_key, &pinned, &pin);
+  if (s.ok() && *found) value->assign(pinned.data(), pinned.size());
+  return s;
+}
+
+Status TableReader::Get(Slice target, bool* found, std::string* found_key, Slice* value,
+                        std::shared_ptr<const Block>* pin) const {
   *found = false;
   if (target.size() < 8) return Status::InvalidArgument("Get target is not an internal key");
   const Slice user_key = ExtractUserKey(target);
@@ -227,23 +236,15 @@ Status TableReader::Get(Slice target, bool* found, std::string* found_key, std::
   BlockHandle handle;
   Status s = FindDataBlock(target, &index, &handle);
   if (!s.ok() || index == kPastLastBlock) return s;
-  std::shared_ptr<const Block> block;
-  s = GetDataBlock(handle, /*fill_cache=*/true, &block);
+  s = GetDataBlock(handle, /*fill_cache=*/true, pin);
   if (!s.ok()) return s;
   // The index key of this block is >= target and < the next block's first key,
   // so the first entry >= target is in this block or has a larger user key: no
   // need to look on.
-  std::unique_ptr<InternalIterator> it = block->NewIterator();
-  it->Seek(target);
-  if (!it->Valid()) {
-    return it->status().ok() ? Status::OK()
-                             : TableCorruption(fname_, handle.offset(), it->status().message());
-  }
-  if (ExtractUserKey(it->key()) == user_key) {
-    *found = true;
-    found_key->assign(it->key());
-    value->assign(it->value());
-  }
+  bool valid = false;
+  s = (*pin)->SeekEntry(target, found_key, value, &valid);
+  if (!s.ok()) return TableCorruption(fname_, handle.offset(), s.message());
+  *found = valid && ExtractUserKey(*found_key) == user_key;
   return Status::OK();
 }
 

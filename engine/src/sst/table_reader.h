@@ -43,6 +43,11 @@ class TableReader {
   // sets *found and copies its internal key and value. *found = false otherwise (including
   // when the bloom filter rules the user key out, which costs no I/O).
   Status Get(Slice target, bool* found, std::string* found_key, std::string* value) const;
+  // The same without copying the value: *value points into the data block, which *pin
+  // keeps alive. *found_key is also the search's scratch, so it changes when nothing is
+  // found too.
+  Status Get(Slice target, bool* found, std::string* found_key, Slice* value,
+             std::shared_ptr<const Block>* pin) const;
 
   // False only if the table certainly holds no user key in [start, limit) (user keys; an
   // empty limit is unbounded): its filter holds prefixes (TableProperties::
